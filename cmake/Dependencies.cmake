@@ -1,0 +1,37 @@
+# Every dependency is a Debian package (scripts/setup installs them); nothing is downloaded here.
+find_package(Torch REQUIRED)
+find_package(tomlplusplus 3 REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+if(ATTNBENCH_TESTS)
+  find_package(Catch2 2 REQUIRED)
+endif()
+if(ATTNBENCH_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+
+# TOOLCHAIN.md: LibTorch must run on OpenBLAS built with OpenMP (the reference BLAS is ~100x slower,
+# the pthread build 25-35% slower for training). Pin the openmp build through the run path, so the
+# choice does not depend on which Debian alternative happens to be selected.
+set(ATTNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp" CACHE PATH
+    "Folder with the OpenMP OpenBLAS libblas.so.3")
+if(NOT EXISTS "${ATTNBENCH_OPENBLAS_DIR}/libblas.so.3")
+  message(WARNING "OpenBLAS (openmp) not found in ${ATTNBENCH_OPENBLAS_DIR}: LibTorch may fall back "
+                  "to the reference BLAS, about 100x slower. Run scripts/setup.")
+endif()
+
+# TOOLCHAIN.md: glibc malloc maps and unmaps the logits every step; tcmalloc gives +30-40% tokens/s.
+find_library(TCMALLOC_LIBRARY NAMES tcmalloc_minimal libtcmalloc_minimal.so.4
+             PATHS /usr/lib/x86_64-linux-gnu)
+if(NOT TCMALLOC_LIBRARY)
+  message(WARNING "libtcmalloc_minimal not found: training will be 30-40% slower. Run scripts/setup.")
+endif()

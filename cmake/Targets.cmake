@@ -1,0 +1,27 @@
+# Helpers shared by every target.
+
+# One precompiled torch header for the whole project (TOOLCHAIN.md: a per-target PCH is 568 MB and
+# slower overall). Torch targets call attnbench_use_torch(), which links torch and reuses it.
+add_library(attnbench_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
+target_link_libraries(attnbench_pch PUBLIC torch)
+target_precompile_headers(attnbench_pch PRIVATE <torch/torch.h>)
+
+function(attnbench_use_torch target)
+  target_link_libraries(${target} PUBLIC torch)
+  target_precompile_headers(${target} REUSE_FROM attnbench_pch)
+endfunction()
+
+function(attnbench_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+endfunction()
+
+# Executables: OpenMP OpenBLAS through the run path and tcmalloc linked in (see Dependencies.cmake).
+function(attnbench_executable target)
+  set_target_properties(${target} PROPERTIES
+    BUILD_RPATH "${ATTNBENCH_OPENBLAS_DIR}"
+    INSTALL_RPATH "${ATTNBENCH_OPENBLAS_DIR}")
+  target_link_options(${target} PRIVATE -Wl,--disable-new-dtags -Wl,--no-as-needed)
+  if(TCMALLOC_LIBRARY)
+    target_link_libraries(${target} PRIVATE ${TCMALLOC_LIBRARY})
+  endif()
+endfunction()

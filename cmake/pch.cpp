@@ -1,0 +1,1 @@
+// Source of the shared precompiled torch header (cmake/Targets.cmake).

@@ -1,0 +1,44 @@
+#include "harness/cli/runtime.h"
+
+#include <link.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include <torch/torch.h>
+
+namespace attnbench::cli {
+
+int init_threads(int threads) {
+  if (threads <= 0) {
+    if (const char* env = std::getenv("OMP_NUM_THREADS"); env && std::atoi(env) > 0) {
+      threads = std::atoi(env);
+    } else {
+      threads = static_cast<int>(std::thread::hardware_concurrency());
+    }
+  }
+  if (threads <= 0) threads = 1;
+  torch::set_num_threads(threads);
+  return threads;
+}
+
+std::string loaded_blas() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        std::string name = info->dlpi_name ? info->dlpi_name : "";
+        auto* out = static_cast<std::string*>(data);
+        // libopenblas*.so (direct) or libblas.so.3 (through the Debian alternative).
+        if (name.find("blas") != std::string::npos && out->empty()) *out = name;
+        if (name.find("openblas") != std::string::npos) *out = name;
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+bool is_reference_blas(const std::string& blas_path) {
+  return blas_path.empty() || blas_path.find("openblas") == std::string::npos;
+}
+
+}  // namespace attnbench::cli
