@@ -12,6 +12,9 @@ function(attnbench_library name)
     file(GLOB s CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${d}/*.cpp)
     list(APPEND srcs ${s})
   endforeach()
+  if(NOT srcs)  # an area with no code yet still links
+    set(srcs ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
+  endif()
   add_library(${name} STATIC ${srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${A_DEPS})
@@ -35,7 +38,9 @@ attnbench_library(ab_text    DIR harness/data
 attnbench_library(ab_task_registry DIR evals/tasks DEPS ab_text)
 
 # Torch layers, bottom up.
-attnbench_library(ab_kernels  DIR kernels/cpu TORCH DEPS ab_common)
+# kernels/cpu self-registers its fused kernel, so it is linked whole into the variants.
+attnbench_library(ab_kernels_cpu DIR kernels/cpu TORCH DEPS ab_common)
+attnbench_library(ab_kernels  DIR kernels TORCH DEPS ab_common WHOLE ab_kernels_cpu)
 attnbench_library(ab_variant_impls DIR variants TORCH DEPS ab_config ab_kernels)
 attnbench_library(ab_model    DIR harness/model TORCH DEPS ab_config WHOLE ab_variant_impls)
 attnbench_library(ab_train    DIR harness/train TORCH DEPS ab_model ab_text ab_results)

@@ -2,11 +2,13 @@
 // factory in variants/registry.h) from one registration object; the config layer validates
 // [attention] against it without knowing any variant. This keeps config a leaf (DESIGN.md).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "harness/common/error.h"
 #include "harness/config/value.h"
 
 namespace attnbench::config {
@@ -36,5 +38,15 @@ std::vector<std::string> variant_names();                           // sorted
 
 // True when `spec` applies given the other resolved parameters.
 bool param_applies(const ParamSpec& spec, const ParamMap& params);
+
+}  // namespace attnbench::config
+
+namespace attnbench::config {
+
+// The resolved parameters of `variant`: its schema's defaults overlaid with `overrides`, each value
+// checked (type, allowed values, bounds; ints accepted for floats), parameters that do not apply
+// dropped. `where(key)` names the source of an override for error messages. Throws InputError.
+ParamMap resolve_params(const std::string& variant, const ParamMap& overrides,
+                        const std::function<SourceLocation(const std::string& key)>& where = {});
 
 }  // namespace attnbench::config

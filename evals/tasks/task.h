@@ -1,0 +1,56 @@
+// A zero-shot task as lm-evaluation-harness defines it: data plus a prompt (EVAL_PROTOCOL.md).
+// One file per task under evals/tasks registers a TaskSpec; the protocol core (evals/) turns its
+// documents into log-likelihood requests, runs the model and scores them.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace attnbench::evals {
+
+enum class OutputType {
+  MultipleChoice,        // one request per choice; acc, acc_norm
+  Loglikelihood,         // one request; acc (= greedy) and perplexity (LAMBADA)
+  LoglikelihoodRolling,  // the whole document; word/byte perplexity, bits per byte (WikiText)
+};
+
+// One loglikelihood request: score `continuation` given `context`, exactly the strings lm-eval
+// builds (target delimiter already included in the continuation).
+struct Request {
+  std::string context;
+  std::string continuation;
+};
+
+struct Doc {
+  int64_t index = 0;              // position in the scored split
+  std::vector<Request> requests;  // MultipleChoice: one per choice; otherwise one
+  // MultipleChoice: the choice strings as lm-eval's doc_to_choice returns them, WITHOUT the target
+  // delimiter (acc_norm divides by their length in Unicode code points, Python's len()).
+  std::vector<std::string> choices;
+  int gold = -1;                  // MultipleChoice: index of the correct choice
+  std::string text;               // LoglikelihoodRolling: the document (word/byte counts)
+};
+
+struct TaskSpec {
+  std::string name;         // lm-eval's task name, e.g. "arc_easy"
+  std::string description;  // one line
+  OutputType type = OutputType::MultipleChoice;
+  std::vector<std::string> metrics;  // as lm-eval reports them: acc, acc_norm, perplexity, ...
+  std::string paper_metric;          // the metric a paper table reports (acc_norm where it exists)
+  // Loads the scored split from <data root>/<folder>: the official file format or the Hugging Face
+  // hub's JSONL export, detected automatically. Throws UsageError naming the missing/bad file.
+  std::function<std::vector<Doc>(const std::filesystem::path& data_root)> load;
+};
+
+struct RegisterTask {
+  explicit RegisterTask(TaskSpec spec);
+};
+
+const TaskSpec& find_task(const std::string& name);  // throws UsageError with the nearest name
+std::vector<std::string> task_names();               // sorted
+// "all" -> every task; "paper" -> the nine of the paper's tables; else a comma-separated list.
+std::vector<std::string> expand_task_list(const std::string& spec);
+
+}  // namespace attnbench::evals
