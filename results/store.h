@@ -1,0 +1,186 @@
+// The results store (DESIGN.md, Results): one SQLite database holding sweeps, runs, their flattened
+// configs, training curves, eval metrics, attention statistics and per-item samples.
+//
+// Guarantees:
+// - WAL mode, 30 s busy timeout, foreign keys on; the schema version lives in PRAGMA user_version
+//   and opening an older database upgrades it (results/schema.cpp); a newer one is refused.
+// - Every method that writes is ONE transaction: a process killed at any moment leaves either all
+//   or none of that write (e.g. all eval metrics of a task, a batch of training metrics, a status
+//   change with its timestamps).
+// - Re-logging a (run, key, step) metric, a (run, task, metric) eval, ... replaces the row (upsert),
+//   so a resumed run never duplicates anything.
+// - claim_run is atomic across connections and processes: exactly one claimer may run a cell.
+//
+// A Store is one connection; it serialises its own calls (a mutex), so threads may share one, but
+// each process must open its own (never use a Store across fork()).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnbench::results {
+
+class Db;  // results/sqlite.h: the connection wrapper the query code uses
+
+enum class RunStatus { Pending, Running, Finished, Failed, Diverged, Interrupted };
+const char* to_string(RunStatus s);            // "pending", "running", ...
+RunStatus parse_status(const std::string& s);  // UsageError listing the valid names
+
+// One entry of the flattened resolved config (config::flatten): "attention.variant" = "lazy".
+struct Param {
+  std::string key;
+  std::string value;  // TOML spelling without quotes: true, 3, 0.5, lazy (config::to_string)
+  std::string type;   // bool | int | float | string (config::type_name)
+};
+
+// Where and how a run ran (recorded at every claim: a resumed run records its latest machine).
+struct RunMetadata {
+  std::string git_revision;
+  std::string device;  // "cpu", "cuda:0 (NVIDIA H100)", ...
+  std::string blas;    // path of the BLAS library loaded
+  int64_t threads = 0;
+  std::string attnbench_version;
+  std::string torch_version;
+  // The host is taken from gethostname() by the store itself (it is also the claim's owner).
+};
+
+// A training-curve point: loss, val_loss, lr, tokens_per_s, grad_norm, ...
+struct Metric {
+  std::string key;
+  int64_t step = 0;
+  double value = 0;
+  double time = 0;  // wall clock, Unix seconds; 0 = now
+};
+
+// One eval metric of one task, as lm-evaluation-harness reports it (EVAL_PROTOCOL.md).
+struct EvalRow {
+  std::string task;    // piqa, hellaswag, ..., lambada_openai, wikitext
+  std::string metric;  // acc, acc_norm, perplexity, word_perplexity, byte_perplexity, bits_per_byte
+  double value = 0;    // accuracies as fractions in [0, 1], as lm-eval stores them
+  std::optional<double> std_error;  // lm-eval's *_stderr; nullopt where it reports none
+  int64_t n = 0;                    // items scored
+  int64_t limit = 0;                // --limit used (0 = every item)
+  std::string protocol_version;     // version of our lm-eval protocol implementation
+  std::string bos;                  // BOS policy: none | prepend
+};
+
+// A diagnostic of one layer and head (evals/diagnostics).
+struct AttnStat {
+  int64_t layer = 0;
+  int64_t head = -1;   // -1 = the layer as a whole
+  std::string stat;    // sink_mass, sparsity, entropy, tau, distance_bias, ...
+  int64_t index = -1;  // position in a profile (distance_bias[r]); -1 for scalars
+  double value = 0;
+};
+
+// One scored request of one eval item (--log-samples).
+struct Sample {
+  std::string task;
+  int64_t doc = 0;      // item index in the task's file
+  int64_t request = 0;  // choice index (multiple choice) or window index (rolling perplexity)
+  double loglikelihood = 0;
+  bool is_greedy = false;  // continuation is the argmax at every token
+  bool is_gold = false;    // this choice is the correct answer
+  int64_t tokens = 0;      // continuation tokens scored
+};
+
+struct RunInfo {
+  std::string id;
+  std::string sweep;  // the sweep that created it ("" for a standalone run)
+  std::string cell;   // the cell's label in that sweep
+  RunStatus status = RunStatus::Pending;
+  std::string config_json;
+  std::string created, started, finished;  // ISO 8601 UTC; "" when not yet
+  std::string error;
+  std::string git_revision, host, device, blas;
+  int64_t threads = 0;
+  std::string attnbench_version, torch_version;
+  std::string owner;      // "host:pid" of the claim holder while running
+  double heartbeat = 0;   // Unix seconds of the holder's last sign of life
+};
+
+struct ClaimOptions {
+  bool retry_failed = false;    // failed runs are claimed again only when asked (--retry-failed)
+  bool retry_diverged = false;  // likewise diverged runs
+  // A running claim whose holder shows no sign of life for this long is stale and may be taken
+  // over. On the same host a holder whose pid no longer exists is stale at once.
+  double stale_after_s = 900;
+};
+
+struct ClaimResult {
+  bool claimed = false;      // this Store now holds the run (status running): run it
+  RunStatus previous = RunStatus::Pending;  // status before this call (Pending for a new run)
+  bool existed = false;      // the run was already in the database (resume from its checkpoint)
+  std::string holder;        // when not claimed because it is running: "host:pid" of the holder
+};
+
+struct RunFilter {
+  std::string sweep;                  // "" = all
+  std::optional<RunStatus> status;    // nullopt = all
+};
+
+class Store {
+ public:
+  // Opens (creating and migrating when read_only is false) the database at `db`; its parent folder
+  // is created. read_only: SQLITE_OPEN_READONLY + PRAGMA query_only; the file must exist and have
+  // the current schema version.
+  static Store open(const std::filesystem::path& db, bool read_only = false);
+  Store(Store&&) noexcept;
+  Store& operator=(Store&&) noexcept;
+  ~Store();
+
+  const std::filesystem::path& path() const;
+
+  // Records a sweep (name unique; the file is updated if it moved).
+  void upsert_sweep(const std::string& name, const std::string& file);
+
+  // Atomically decides whether this Store may run `run_id`, and if so marks it running under this
+  // Store's owner (host:pid) with a fresh heartbeat, records config, params and metadata, and adds
+  // it to `sweep` (if non-empty) as `cell`. Claimed when the run is new, pending, interrupted, a
+  // stale running claim, or failed/diverged with the matching retry option. Finished runs and runs
+  // held by a live owner (including this Store itself) are never claimed.
+  ClaimResult claim_run(const std::string& run_id, const std::string& sweep,
+                        const std::string& cell, const std::string& config_json,
+                        const std::vector<Param>& params, const RunMetadata& metadata,
+                        const ClaimOptions& options = {});
+
+  // Refreshes this Store's heartbeat on a run it holds (the runner calls it periodically; every
+  // log_metrics / record_* call on a held run refreshes it too).
+  void heartbeat(const std::string& run_id);
+
+  // Status change with its timestamps, one transaction: running sets started (first time only);
+  // finished/failed/diverged/interrupted set finished; `error` is stored (cleared when empty).
+  void set_status(const std::string& run_id, RunStatus status, const std::string& error = "");
+
+  // Each call is one transaction; rows are upserted on their natural key.
+  void log_metrics(const std::string& run_id, const std::vector<Metric>& metrics);
+  void record_evals(const std::string& run_id, const std::vector<EvalRow>& evals);
+  void record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats);
+  void record_samples(const std::string& run_id, const std::vector<Sample>& samples);
+
+  // Queries.
+  std::optional<RunInfo> run(const std::string& run_id);
+  std::vector<RunInfo> runs(const RunFilter& filter = {});
+  std::vector<Param> params(const std::string& run_id);
+  std::vector<Metric> metrics(const std::string& run_id, const std::string& key);  // by step
+  std::vector<EvalRow> evals(const std::string& run_id);
+
+  // This Store's claim owner, "host:pid".
+  const std::string& owner() const;
+
+  // The connection, for the query and merge code in results/ (results/sqlite.h).
+  Db& db();
+
+ private:
+  struct Impl;
+  explicit Store(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The database path: `cli_db` if given (--db), else $ATTNBENCH_DB, else runs/attnbench.db.
+std::filesystem::path default_db_path(const std::string& cli_db = "");
+
+}  // namespace attnbench::results
