@@ -22,7 +22,7 @@ Value check_value(const ParamSpec& spec, const Value& v, const SourceLocation& w
     out = static_cast<double>(std::get<int64_t>(v));
   }
   if (type_of(out) != spec.type) {
-    throw InputError(where, "attention." + spec.name + " must be a " + type_name(spec.type) +
+    throw InputError(where, "attention." + spec.name + " must be of type " + type_name(spec.type) +
                                 " (got " + type_name(type_of(v)) + " " + to_string(v) + ")");
   }
   if (!spec.allowed.empty()) {
