@@ -42,7 +42,8 @@ RegisterCommand reg("config", "Validate a run config and print it resolved, with
                       auto o = std::make_shared<Options>();
                       app.add_option("--config,-c", o->config, "TOML run config (default: all defaults)");
                       app.add_option("--set", o->sets, "override, e.g. --set train.lr=1e-3")
-                          ->take_all();
+                          ->expected(1)
+                          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
                       app.add_flag("--schema", o->schema, "list every key with its type and meaning");
                       return [o] { return run(*o); };
                     });
