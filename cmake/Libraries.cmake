@@ -29,7 +29,7 @@ endfunction()
 
 # Leaves: no torch, compile in about a second each.
 attnbench_library(ab_common  DIR harness/common
-                  DEPS fmt::fmt nlohmann_json::nlohmann_json Threads::Threads)
+                  DEPS fmt::fmt nlohmann_json::nlohmann_json Threads::Threads OpenSSL::Crypto)
 attnbench_library(ab_config  DIR harness/config
                   DEPS ab_common tomlplusplus::tomlplusplus PkgConfig::XXHASH)
 attnbench_library(ab_results DIR results DEPS ab_common SQLite::SQLite3)
