@@ -1,0 +1,160 @@
+#include "results/schema.h"
+
+#include <stdexcept>
+
+#include "harness/common/error.h"
+#include "results/sqlite.h"
+
+namespace attnbench::results {
+
+namespace {
+
+// Version 1: the tables of DESIGN.md (Results). Notes on choices:
+// - A run may belong to several sweeps (its id is the hash of its config, so two sweeps that share
+//   a cell share the run): runs.sweep/cell name the sweep that created it, sweep_runs holds every
+//   membership, and tables are built from sweep_runs.
+// - metrics.value is NULL for a non-finite value (SQLite stores NaN as NULL): a diverged loss.
+// - evals keeps a rowid so that tasks can be listed in the order they were first recorded.
+// - Timestamps are ISO 8601 UTC text (readable in `results sql`); heartbeat and metric times are
+//   Unix seconds (arithmetic).
+const char* kSchemaV1 = R"sql(
+CREATE TABLE sweeps (
+  name    TEXT PRIMARY KEY,
+  file    TEXT NOT NULL DEFAULT '',
+  created TEXT NOT NULL
+);
+CREATE TABLE runs (
+  id       TEXT PRIMARY KEY,
+  sweep    TEXT REFERENCES sweeps(name),
+  cell     TEXT NOT NULL DEFAULT '',
+  status   TEXT NOT NULL CHECK (status IN
+             ('pending', 'running', 'finished', 'failed', 'diverged', 'interrupted')),
+  config   TEXT NOT NULL,
+  created  TEXT NOT NULL,
+  started  TEXT,
+  finished TEXT,
+  error    TEXT,
+  git_revision      TEXT,
+  host              TEXT,
+  device            TEXT,
+  blas              TEXT,
+  threads           INTEGER,
+  attnbench_version TEXT,
+  torch_version     TEXT,
+  owner_host TEXT,
+  owner_pid  INTEGER,
+  heartbeat  REAL,
+  attempts   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_status ON runs(status);
+CREATE TABLE sweep_runs (
+  sweep TEXT NOT NULL REFERENCES sweeps(name) ON DELETE CASCADE,
+  run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  cell  TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (sweep, run)
+) WITHOUT ROWID;
+CREATE INDEX sweep_runs_run ON sweep_runs(run);
+CREATE TABLE params (
+  run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key   TEXT NOT NULL,
+  value TEXT NOT NULL,
+  type  TEXT NOT NULL CHECK (type IN ('bool', 'int', 'float', 'string')),
+  PRIMARY KEY (run, key)
+) WITHOUT ROWID;
+CREATE INDEX params_key ON params(key, value);
+CREATE TABLE metrics (
+  run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  key   TEXT NOT NULL,
+  step  INTEGER NOT NULL,
+  value REAL,
+  time  REAL NOT NULL,
+  PRIMARY KEY (run, key, step)
+) WITHOUT ROWID;
+CREATE TABLE evals (
+  run    TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  task   TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  value  REAL,
+  stderr REAL,
+  n      INTEGER NOT NULL,
+  item_limit       INTEGER NOT NULL DEFAULT 0,
+  protocol_version TEXT NOT NULL DEFAULT '',
+  bos              TEXT NOT NULL DEFAULT '',
+  time   REAL NOT NULL,
+  UNIQUE (run, task, metric)
+);
+CREATE TABLE attn_stats (
+  run   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  layer INTEGER NOT NULL,
+  head  INTEGER NOT NULL,
+  stat  TEXT NOT NULL,
+  idx   INTEGER NOT NULL DEFAULT -1,
+  value REAL,
+  PRIMARY KEY (run, layer, head, stat, idx)
+) WITHOUT ROWID;
+CREATE TABLE samples (
+  run     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  task    TEXT NOT NULL,
+  doc     INTEGER NOT NULL,
+  request INTEGER NOT NULL,
+  loglikelihood REAL,
+  is_greedy INTEGER NOT NULL,
+  is_gold   INTEGER NOT NULL,
+  tokens    INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run, task, doc, request)
+) WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> all = {
+      {1, "sweeps, runs, sweep_runs, params, metrics, evals, attn_stats, samples", kSchemaV1},
+  };
+  return all;
+}
+
+int current_schema_version() { return migrations().back().version; }
+
+int schema_version(Db& db) {
+  Stmt s = db.prepare("PRAGMA user_version");
+  s.step();
+  return static_cast<int>(s.integer(0));
+}
+
+namespace {
+void refuse_newer(Db& db, int version) {
+  throw std::runtime_error(db.path().string() + " has results schema version " +
+                           std::to_string(version) + ", newer than this attnbench knows (" +
+                           std::to_string(current_schema_version()) +
+                           "): use a newer attnbench to read it");
+}
+}  // namespace
+
+void migrate(Db& db) {
+  if (schema_version(db) == current_schema_version()) return;  // the common case: no write lock
+  Transaction tx(db);
+  int version = schema_version(db);  // re-read under the lock: another process may have migrated
+  if (version > current_schema_version()) refuse_newer(db, version);
+  for (const Migration& m : migrations()) {
+    if (m.version <= version) continue;
+    db.exec(m.sql);
+    // user_version takes no bound parameter; the value is our own integer.
+    db.exec("PRAGMA user_version = " + std::to_string(m.version));
+  }
+  tx.commit();
+}
+
+void require_current_schema(Db& db) {
+  int version = schema_version(db);
+  if (version > current_schema_version()) refuse_newer(db, version);
+  if (version < current_schema_version()) {
+    throw std::runtime_error(db.path().string() + " has results schema version " +
+                             std::to_string(version) + " and needs version " +
+                             std::to_string(current_schema_version()) +
+                             ": open it read-write once (e.g. `attnbench results runs --db " +
+                             db.path().string() + "`) to upgrade it");
+  }
+}
+
+}  // namespace attnbench::results

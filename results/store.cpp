@@ -1,0 +1,413 @@
+#include "results/store.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "harness/common/error.h"
+#include "results/schema.h"
+#include "results/sqlite.h"
+
+namespace attnbench::results {
+
+namespace {
+
+const char* const kStatusNames[] = {"pending",  "running",  "finished",
+                                    "failed",   "diverged", "interrupted"};
+
+double unix_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string iso_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string host_name() {
+  char buf[256] = {0};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// kill(pid, 0) probes existence without signalling; EPERM means it exists under another user.
+bool pid_alive(int64_t pid) {
+  if (pid <= 0) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+bool terminal(RunStatus s) {
+  return s == RunStatus::Finished || s == RunStatus::Failed || s == RunStatus::Diverged ||
+         s == RunStatus::Interrupted;
+}
+
+// Switching to WAL needs a moment of exclusive access; a second process creating the same file at
+// the same instant can get SQLITE_BUSY without the busy handler being consulted, so retry briefly.
+void enable_wal(Db& db) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      Stmt s = db.prepare("PRAGMA journal_mode = WAL");
+      s.step();
+      if (s.text(0) != "wal") {
+        throw std::runtime_error(db.path().string() + ": cannot enable WAL mode (journal_mode " +
+                                 s.text(0) + "); is it on a network file system?");
+      }
+      return;
+    } catch (const std::runtime_error&) {
+      if (attempt >= 50) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+RunInfo read_run(Stmt& s) {
+  RunInfo r;
+  int c = 0;
+  r.id = s.text(c++);
+  r.sweep = s.text(c++);
+  r.cell = s.text(c++);
+  r.status = parse_status(s.text(c++));
+  r.config_json = s.text(c++);
+  r.created = s.text(c++);
+  r.started = s.text(c++);
+  r.finished = s.text(c++);
+  r.error = s.text(c++);
+  r.git_revision = s.text(c++);
+  r.host = s.text(c++);
+  r.device = s.text(c++);
+  r.blas = s.text(c++);
+  r.threads = s.integer(c++);
+  r.attnbench_version = s.text(c++);
+  r.torch_version = s.text(c++);
+  std::string owner_host = s.text(c++);
+  int64_t owner_pid = s.integer(c++);
+  if (!owner_host.empty()) r.owner = owner_host + ":" + std::to_string(owner_pid);
+  r.heartbeat = s.real(c++);
+  return r;
+}
+
+const char* kRunColumns =
+    "id, sweep, cell, status, config, created, started, finished, error, git_revision, host, "
+    "device, blas, threads, attnbench_version, torch_version, owner_host, owner_pid, heartbeat";
+
+}  // namespace
+
+const char* to_string(RunStatus s) { return kStatusNames[static_cast<int>(s)]; }
+
+RunStatus parse_status(const std::string& s) {
+  for (int i = 0; i < 6; ++i) {
+    if (s == kStatusNames[i]) return static_cast<RunStatus>(i);
+  }
+  std::vector<std::string> names(std::begin(kStatusNames), std::end(kStatusNames));
+  throw UsageError("unknown run status '" + s + "'" + did_you_mean(s, names) +
+                   "; valid: " + join(names));
+}
+
+std::filesystem::path default_db_path(const std::string& cli_db) {
+  if (!cli_db.empty()) return cli_db;
+  if (const char* env = std::getenv("ATTNBENCH_DB"); env && *env) return env;
+  return std::filesystem::path("runs") / "attnbench.db";
+}
+
+struct Store::Impl {
+  Impl(const std::filesystem::path& p, bool ro) : db(p, ro) {}
+  Db db;
+  std::mutex mutex;  // one connection: calls from several threads take turns
+  std::string host = host_name();
+  int64_t pid = getpid();
+  std::string owner = host + ":" + std::to_string(pid);
+
+  // Throws when the run does not exist: writes to an unknown run are a caller bug, and SQLite's
+  // "FOREIGN KEY constraint failed" would not say which run.
+  void require_run(const std::string& run_id) {
+    Stmt s = db.prepare("SELECT 1 FROM runs WHERE id = ?");
+    s.bind(1, run_id);
+    if (!s.step()) {
+      throw std::runtime_error(db.path().string() + ": no run '" + run_id +
+                               "' (claim_run must record it first)");
+    }
+  }
+  void touch(const std::string& run_id) {
+    db.prepare("UPDATE runs SET heartbeat = ? WHERE id = ? AND status = 'running' "
+               "AND owner_host = ? AND owner_pid = ?")
+        .bind_all(unix_now(), run_id, host, pid)
+        .run();
+  }
+  void add_membership(const std::string& run_id, const std::string& sweep, const std::string& cell) {
+    if (sweep.empty()) return;
+    db.prepare("INSERT INTO sweeps(name, file, created) VALUES (?, '', ?) "
+               "ON CONFLICT(name) DO NOTHING")
+        .bind_all(sweep, iso_now())
+        .run();
+    db.prepare("INSERT INTO sweep_runs(sweep, run, cell) VALUES (?, ?, ?) "
+               "ON CONFLICT(sweep, run) DO UPDATE SET cell = excluded.cell")
+        .bind_all(sweep, run_id, cell)
+        .run();
+  }
+  // A running claim may be taken over when its holder is gone: on this host, its pid no longer
+  // exists; anywhere, it has not shown a sign of life for stale_after_s.
+  bool stale(const std::string& holder_host, int64_t holder_pid, double heartbeat,
+             double stale_after_s) {
+    if (holder_host == host && holder_pid == pid) return false;  // this process: alive by definition
+    if (holder_host == host && !pid_alive(holder_pid)) return true;
+    return unix_now() - heartbeat > stale_after_s;
+  }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Store::Store(Store&&) noexcept = default;
+Store& Store::operator=(Store&&) noexcept = default;
+Store::~Store() = default;
+
+Store Store::open(const std::filesystem::path& db, bool read_only) {
+  if (!read_only && db.has_parent_path()) std::filesystem::create_directories(db.parent_path());
+  auto impl = std::make_unique<Impl>(db, read_only);
+  if (read_only) {
+    require_current_schema(impl->db);
+  } else {
+    enable_wal(impl->db);
+    // WAL + synchronous NORMAL: a killed process never loses a committed transaction nor leaves a
+    // partial one; only a power loss may drop the last few commits (still consistent).
+    impl->db.exec("PRAGMA synchronous = NORMAL");
+    migrate(impl->db);
+  }
+  return Store(std::move(impl));
+}
+
+const std::filesystem::path& Store::path() const { return impl_->db.path(); }
+const std::string& Store::owner() const { return impl_->owner; }
+Db& Store::db() { return impl_->db; }
+
+void Store::upsert_sweep(const std::string& name, const std::string& file) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->db.prepare("INSERT INTO sweeps(name, file, created) VALUES (?, ?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET file = excluded.file")
+      .bind_all(name, file, iso_now())
+      .run();
+}
+
+ClaimResult Store::claim_run(const std::string& run_id, const std::string& sweep,
+                             const std::string& cell, const std::string& config_json,
+                             const std::vector<Param>& params, const RunMetadata& metadata,
+                             const ClaimOptions& options) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);  // IMMEDIATE: the read-decide-write below is atomic across processes
+  ClaimResult result;
+  {
+    Stmt s = db.prepare("SELECT status, owner_host, owner_pid, heartbeat FROM runs WHERE id = ?");
+    s.bind(1, run_id);
+    if (s.step()) {
+      result.existed = true;
+      result.previous = parse_status(s.text(0));
+      switch (result.previous) {
+        case RunStatus::Pending:
+        case RunStatus::Interrupted: result.claimed = true; break;
+        case RunStatus::Finished: break;
+        case RunStatus::Failed: result.claimed = options.retry_failed; break;
+        case RunStatus::Diverged: result.claimed = options.retry_diverged; break;
+        case RunStatus::Running:
+          result.claimed = impl_->stale(s.text(1), s.integer(2), s.real(3), options.stale_after_s);
+          if (!result.claimed) result.holder = s.text(1) + ":" + std::to_string(s.integer(2));
+          break;
+      }
+    }
+  }
+  // Membership is recorded even when not claimed: a run shared with another sweep (same config,
+  // same id) belongs to this sweep's table too.
+  if (!result.existed) {
+    result.claimed = true;
+    db.prepare("INSERT INTO runs(id, sweep, cell, status, config, created) "
+               "VALUES (?, NULLIF(?, ''), ?, 'pending', ?, ?)")
+        .bind_all(run_id, sweep, cell, config_json, iso_now())
+        .run();
+  }
+  impl_->add_membership(run_id, sweep, cell);
+  if (result.existed && !result.claimed) {
+    tx.commit();
+    return result;
+  }
+  db.prepare("UPDATE runs SET status = 'running', config = ?, started = COALESCE(started, ?), "
+             "finished = NULL, error = NULL, git_revision = ?, host = ?, device = ?, blas = ?, "
+             "threads = ?, attnbench_version = ?, torch_version = ?, owner_host = ?, "
+             "owner_pid = ?, heartbeat = ?, attempts = attempts + 1 WHERE id = ?")
+      .bind_all(config_json, iso_now(), metadata.git_revision, impl_->host, metadata.device,
+                metadata.blas, metadata.threads, metadata.attnbench_version,
+                metadata.torch_version, impl_->host, impl_->pid, unix_now(), run_id)
+      .run();
+  db.prepare("DELETE FROM params WHERE run = ?").bind(1, run_id).run();
+  Stmt ins = db.prepare("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?)");
+  for (const Param& p : params) {
+    ins.bind_all(run_id, p.key, p.value, p.type).run();
+    ins.reset();
+  }
+  tx.commit();
+  return result;
+}
+
+void Store::heartbeat(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->touch(run_id);
+}
+
+void Store::set_status(const std::string& run_id, RunStatus status, const std::string& error) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  std::string now = iso_now();
+  db.prepare("UPDATE runs SET status = ?, error = NULLIF(?, ''), "
+             "started = CASE WHEN ? THEN COALESCE(started, ?) ELSE started END, "
+             "finished = CASE WHEN ? THEN ? ELSE NULL END, "
+             "heartbeat = ? WHERE id = ?")
+      .bind_all(std::string(to_string(status)), error, status == RunStatus::Running, now,
+                terminal(status), now, unix_now(), run_id)
+      .run();
+  tx.commit();
+}
+
+void Store::log_metrics(const std::string& run_id, const std::vector<Metric>& metrics) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare("INSERT INTO metrics(run, key, step, value, time) VALUES (?, ?, ?, ?, ?) "
+                      "ON CONFLICT(run, key, step) DO UPDATE SET value = excluded.value, "
+                      "time = excluded.time");
+  double now = unix_now();
+  for (const Metric& m : metrics) {
+    s.bind_all(run_id, m.key, m.step, m.value, m.time > 0 ? m.time : now).run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+void Store::record_evals(const std::string& run_id, const std::vector<EvalRow>& evals) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare(
+      "INSERT INTO evals(run, task, metric, value, stderr, n, item_limit, protocol_version, bos, "
+      "time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, metric) DO UPDATE SET "
+      "value = excluded.value, stderr = excluded.stderr, n = excluded.n, "
+      "item_limit = excluded.item_limit, protocol_version = excluded.protocol_version, "
+      "bos = excluded.bos, time = excluded.time");
+  double now = unix_now();
+  for (const EvalRow& e : evals) {
+    s.bind_all(run_id, e.task, e.metric, e.value, e.std_error, e.n, e.limit, e.protocol_version,
+               e.bos, now)
+        .run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value) "
+                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
+                      "DO UPDATE SET value = excluded.value");
+  for (const AttnStat& a : stats) {
+    s.bind_all(run_id, a.layer, a.head, a.stat, a.index, a.value).run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+void Store::record_samples(const std::string& run_id, const std::vector<Sample>& samples) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare(
+      "INSERT INTO samples(run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, doc, request) DO UPDATE SET "
+      "loglikelihood = excluded.loglikelihood, is_greedy = excluded.is_greedy, "
+      "is_gold = excluded.is_gold, tokens = excluded.tokens");
+  for (const Sample& x : samples) {
+    s.bind_all(run_id, x.task, x.doc, x.request, x.loglikelihood, x.is_greedy, x.is_gold, x.tokens)
+        .run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+std::optional<RunInfo> Store::run(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  return read_run(s);
+}
+
+std::vector<RunInfo> Store::runs(const RunFilter& filter) {
+  std::lock_guard lock(impl_->mutex);
+  // Fixed SQL; the filters are bound (an empty value disables its condition).
+  Stmt s = impl_->db.prepare(
+      std::string("SELECT ") + kRunColumns +
+      " FROM runs WHERE (?1 = '' OR id IN (SELECT run FROM sweep_runs WHERE sweep = ?1)) "
+      "AND (?2 = '' OR status = ?2) ORDER BY created, id");
+  s.bind(1, filter.sweep).bind(2, std::string(filter.status ? to_string(*filter.status) : ""));
+  std::vector<RunInfo> out;
+  while (s.step()) out.push_back(read_run(s));
+  return out;
+}
+
+std::vector<Param> Store::params(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare("SELECT key, value, type FROM params WHERE run = ? ORDER BY key");
+  s.bind(1, run_id);
+  std::vector<Param> out;
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2)});
+  return out;
+}
+
+std::vector<Metric> Store::metrics(const std::string& run_id, const std::string& key) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare(
+      "SELECT step, value, time FROM metrics WHERE run = ? AND key = ? ORDER BY step");
+  s.bind_all(run_id, key);
+  std::vector<Metric> out;
+  while (s.step()) {
+    out.push_back({key, s.integer(0),
+                   s.is_null(1) ? std::numeric_limits<double>::quiet_NaN() : s.real(1), s.real(2)});
+  }
+  return out;
+}
+
+std::vector<EvalRow> Store::evals(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare(
+      "SELECT task, metric, value, stderr, n, item_limit, protocol_version, bos FROM evals "
+      "WHERE run = ? ORDER BY rowid");
+  s.bind(1, run_id);
+  std::vector<EvalRow> out;
+  while (s.step()) {
+    out.push_back({s.text(0), s.text(1), s.real(2), s.optional_real(3), s.integer(4),
+                   s.integer(5), s.text(6), s.text(7)});
+  }
+  return out;
+}
+
+}  // namespace attnbench::results
