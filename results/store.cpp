@@ -146,12 +146,15 @@ struct Store::Impl {
         .bind_all(unix_now(), run_id, host, pid)
         .run();
   }
-  void add_membership(const std::string& run_id, const std::string& sweep, const std::string& cell) {
+  void add_sweep(const std::string& sweep) {
     if (sweep.empty()) return;
     db.prepare("INSERT INTO sweeps(name, file, created) VALUES (?, '', ?) "
                "ON CONFLICT(name) DO NOTHING")
         .bind_all(sweep, iso_now())
         .run();
+  }
+  void add_membership(const std::string& run_id, const std::string& sweep, const std::string& cell) {
+    if (sweep.empty()) return;
     db.prepare("INSERT INTO sweep_runs(sweep, run, cell) VALUES (?, ?, ?) "
                "ON CONFLICT(sweep, run) DO UPDATE SET cell = excluded.cell")
         .bind_all(sweep, run_id, cell)
@@ -228,6 +231,7 @@ ClaimResult Store::claim_run(const std::string& run_id, const std::string& sweep
   }
   // Membership is recorded even when not claimed: a run shared with another sweep (same config,
   // same id) belongs to this sweep's table too.
+  impl_->add_sweep(sweep);  // before the run row, which references it
   if (!result.existed) {
     result.claimed = true;
     db.prepare("INSERT INTO runs(id, sweep, cell, status, config, created) "
