@@ -30,7 +30,12 @@ struct Doc {
   // delimiter (acc_norm divides by their length in Unicode code points, Python's len()).
   std::vector<std::string> choices;
   int gold = -1;                  // MultipleChoice: index of the correct choice
-  std::string text;               // LoglikelihoodRolling: the document (word/byte counts)
+  std::string text;               // LoglikelihoodRolling: the document as scored (detokenised)
+  // LoglikelihoodRolling: the denominators of lm-eval's process_results, counted on the ORIGINAL
+  // document before detokenisation (wikitext/preprocess_wikitext.py): words =
+  // len(re.split(r"\s+", page)), bytes = len(page.encode("utf-8")). Not derivable from `text`.
+  int64_t word_count = 0;
+  int64_t byte_count = 0;
 };
 
 struct TaskSpec {

@@ -1,0 +1,16 @@
+// arc_challenge (lm_eval/tasks/arc/arc_challenge.yaml, `include: arc_easy.yaml`): allenai/ai2_arc
+// ARC-Challenge, test split, 1172 questions; the same template as arc_easy.
+#include "evals/tasks/ai2_question.h"
+
+namespace attnbench::evals {
+namespace {
+const RegisterTask kArcChallenge({
+    "arc_challenge",
+    "ARC-Challenge grade-school science questions (test, 1172)",
+    OutputType::MultipleChoice,
+    {"acc", "acc_norm"},
+    "acc_norm",
+    [](const std::filesystem::path& root) { return load_arc(root, arc_files("Challenge")); },
+});
+}  // namespace
+}  // namespace attnbench::evals

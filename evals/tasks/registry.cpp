@@ -1,0 +1,89 @@
+// The task registry: every evals/tasks/<task>.cpp registers one TaskSpec at static initialisation
+// (the library is linked whole so no registration is dropped; DESIGN.md, self-registration).
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include "evals/tasks/task.h"
+#include "harness/common/error.h"
+
+namespace attnbench::evals {
+
+namespace {
+std::map<std::string, TaskSpec>& registry() {
+  static std::map<std::string, TaskSpec> tasks;  // function-local: safe from init-order issues
+  return tasks;
+}
+
+// The nine tasks of the paper's tables, in the order the tables list them.
+const std::vector<std::string>& paper_tasks() {
+  static const std::vector<std::string> nine = {"piqa",          "hellaswag", "winogrande",
+                                                "arc_easy",      "arc_challenge", "boolq",
+                                                "sciq",          "copa",      "openbookqa"};
+  return nine;
+}
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\n\r";
+  const auto b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+}  // namespace
+
+RegisterTask::RegisterTask(TaskSpec spec) {
+  auto& tasks = registry();
+  if (tasks.count(spec.name)) {
+    // Two files claiming one name is a build error, not a user error.
+    throw std::logic_error("task '" + spec.name + "' registered twice");
+  }
+  std::string name = spec.name;
+  tasks.emplace(std::move(name), std::move(spec));
+}
+
+const TaskSpec& find_task(const std::string& name) {
+  auto& tasks = registry();
+  auto it = tasks.find(name);
+  if (it == tasks.end()) {
+    const auto names = task_names();
+    throw UsageError("unknown task '" + name + "'" + did_you_mean(name, names) +
+                     "; known tasks: " + join(names) + " (or 'all', 'paper')");
+  }
+  return it->second;
+}
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, spec] : registry()) names.push_back(name);
+  return names;  // std::map keeps them sorted
+}
+
+std::vector<std::string> expand_task_list(const std::string& spec) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    find_task(name);  // validates, with a did-you-mean
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  size_t start = 0;
+  while (true) {
+    const size_t comma = spec.find(',', start);
+    const std::string item = trim(spec.substr(start, comma == std::string::npos ? std::string::npos
+                                                                                : comma - start));
+    if (item.empty()) {
+      throw UsageError("empty task name in task list '" + spec +
+                       "' (expected 'all', 'paper' or comma-separated names)");
+    }
+    if (item == "all") {
+      for (const auto& n : task_names()) add(n);
+    } else if (item == "paper") {
+      for (const auto& n : paper_tasks()) add(n);
+    } else {
+      add(item);
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace attnbench::evals

@@ -1,0 +1,179 @@
+#include "evals/tasks/task_data.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace attnbench::evals {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string how_to_get(const fs::path& data_root) {
+  return "  (data root = --data-dir, else $ATTNBENCH_DATA, else ./data; see docs/tasks.md)\n"
+         "  get it with: attnbench data fetch --out " +
+         data_root.string();
+}
+}  // namespace
+
+LocatedFile locate(const fs::path& data_root, const TaskFiles& files) {
+  const fs::path dir = data_root / files.folder;
+  if (fs::exists(dir / files.official)) return {dir / files.official, true};
+  for (const auto& h : files.hub) {
+    if (fs::exists(dir / h)) return {dir / h, false};
+  }
+  std::string msg = "missing data file " + (dir / files.official).string() +
+                    "\n  expected layout: <data root>/" + files.folder + "/" + files.official + " (" +
+                    files.official_layout + ")";
+  for (const auto& h : files.hub) {
+    msg += "\n  or the Hugging Face hub export <data root>/" + files.folder + "/" + h + " (" +
+           files.hub_layout + ")";
+  }
+  throw UsageError(msg + "\n" + how_to_get(data_root));
+}
+
+fs::path require_file(const fs::path& data_root, const std::string& folder,
+                      const std::string& relative, const std::string& layout) {
+  const fs::path p = data_root / folder / relative;
+  if (!fs::exists(p)) {
+    throw UsageError("missing data file " + p.string() + "\n  expected layout: <data root>/" +
+                     folder + "/" + relative + " (" + layout + ")\n" + how_to_get(data_root));
+  }
+  return p;
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError("cannot read " + file.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<JsonRow> read_jsonl(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError("cannot read " + file.string());
+  std::vector<JsonRow> rows;
+  std::string line;
+  int line_no = 0, first_empty = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF exports
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      if (first_empty == 0) first_empty = line_no;
+      continue;
+    }
+    if (first_empty != 0) {
+      throw InputError({file.string(), first_empty},
+                       "empty line inside a JSONL file (one JSON object per line expected)");
+    }
+    JsonRow row;
+    row.where = {file.string(), line_no};
+    try {
+      row.value = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError({file.string(), line_no, static_cast<int>(e.byte)},
+                       std::string("malformed JSON: ") + e.what());
+    }
+    if (!row.value.is_object()) throw InputError(row.where, "expected a JSON object per line");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json read_json(const fs::path& file) {
+  const std::string text = read_text(file);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Report the line of the failing byte, as the JSONL reader does.
+    size_t upto = std::min(text.size(), static_cast<size_t>(e.byte));
+    int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
+    throw InputError({file.string(), line}, std::string("malformed JSON: ") + e.what());
+  }
+}
+
+std::vector<int> read_labels(const fs::path& file, size_t expected) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError("cannot read " + file.string());
+  std::vector<int> labels;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() && in.peek() == EOF) break;
+    size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(line, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != line.size()) {
+      throw InputError({file.string(), line_no}, "expected one integer label per line, got '" + line + "'");
+    }
+    labels.push_back(v);
+  }
+  if (labels.size() != expected) {
+    throw InputError({file.string()}, "holds " + std::to_string(labels.size()) +
+                                          " labels but the questions file has " +
+                                          std::to_string(expected) + " rows (one label per row)");
+  }
+  return labels;
+}
+
+bool has_field(const JsonRow& row, const char* name) { return row.value.contains(name); }
+
+const nlohmann::json& field(const JsonRow& row, const char* name) {
+  auto it = row.value.find(name);
+  if (it == row.value.end()) {
+    throw InputError(row.where, std::string("missing field '") + name + "'");
+  }
+  return *it;
+}
+
+std::string string_field(const JsonRow& row, const char* name) {
+  const auto& v = field(row, name);
+  if (!v.is_string()) throw InputError(row.where, std::string("field '") + name + "' must be a string");
+  return v.get<std::string>();
+}
+
+std::vector<std::string> string_list(const JsonRow& row, const nlohmann::json& value,
+                                     const char* what) {
+  if (!value.is_array()) throw InputError(row.where, std::string(what) + " must be a list of strings");
+  std::vector<std::string> out;
+  for (const auto& v : value) {
+    if (!v.is_string()) throw InputError(row.where, std::string(what) + " must be a list of strings");
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+int int_field(const JsonRow& row, const char* name) {
+  const auto& v = field(row, name);
+  if (v.is_number_integer()) return v.get<int>();
+  if (v.is_string()) {
+    const auto s = v.get<std::string>();
+    if (!s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos) {
+      return std::stoi(s);
+    }
+  }
+  throw InputError(row.where, std::string("field '") + name + "' must be an integer");
+}
+
+Doc multiple_choice_doc(int64_t index, const std::string& context, std::vector<std::string> choices,
+                        int gold, const SourceLocation& where) {
+  if (gold < 0 || gold >= static_cast<int>(choices.size())) {
+    throw InputError(where, "gold index " + std::to_string(gold) + " outside the " +
+                                std::to_string(choices.size()) + " choices");
+  }
+  Doc doc;
+  doc.index = index;
+  doc.gold = gold;
+  for (const auto& c : choices) doc.requests.push_back({context, kTargetDelimiter + c});
+  doc.choices = std::move(choices);
+  return doc;
+}
+
+}  // namespace attnbench::evals

@@ -1,0 +1,72 @@
+// Finding and reading a task's files under <data root>/<folder>/ (docs/tasks.md, "Data layout"):
+// the official release file when present, else the Hugging Face hub's JSONL export of the same
+// split at <folder>/hf_format/<split>.jsonl. Which layout a JSONL file holds is then read from the
+// fields of its rows, so a hub export also loads when saved under the official file's name.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evals/tasks/task.h"
+#include "harness/common/error.h"
+
+namespace attnbench::evals {
+
+// lm-eval's default target_delimiter (lm_eval/config/task.py); every task here keeps it.
+inline const std::string kTargetDelimiter = " ";
+
+struct TaskFiles {
+  std::string folder;                 // <data root>/<folder>
+  std::string official;               // the official release file, relative to the folder
+  std::string official_layout;        // one line: what the official file holds
+  std::vector<std::string> hub;       // hub-export candidates, relative to the folder
+  std::string hub_layout;             // one line: the hub row's fields
+};
+
+struct LocatedFile {
+  std::filesystem::path path;
+  bool official = true;  // false: found at a hub-export location
+};
+
+// The official file if it exists, else the first existing hub candidate; otherwise a UsageError
+// naming every path it looked for and the layout each should have.
+LocatedFile locate(const std::filesystem::path& data_root, const TaskFiles& files);
+
+// <data root>/<folder>/<relative> or a UsageError naming it (a companion file such as labels).
+std::filesystem::path require_file(const std::filesystem::path& data_root, const std::string& folder,
+                                   const std::string& relative, const std::string& layout);
+
+struct JsonRow {
+  nlohmann::json value;
+  SourceLocation where;  // file:line, for every error about this row
+};
+
+// One JSON value per line. A malformed line -> InputError file:line:col; an empty line before the
+// last non-empty one -> InputError (it would shift the alignment with a labels file).
+std::vector<JsonRow> read_jsonl(const std::filesystem::path& file);
+
+// The whole file as one JSON value (SciQ's official file is one array); InputError on bad JSON.
+nlohmann::json read_json(const std::filesystem::path& file);
+
+// A whole text file, bytes unchanged.
+std::string read_text(const std::filesystem::path& file);
+
+// One integer per line (PIQA, WinoGrande, SIQA label files); must hold exactly `expected` labels.
+std::vector<int> read_labels(const std::filesystem::path& file, size_t expected);
+
+bool has_field(const JsonRow& row, const char* name);
+const nlohmann::json& field(const JsonRow& row, const char* name);      // InputError if absent
+std::string string_field(const JsonRow& row, const char* name);         // must be a string
+std::vector<std::string> string_list(const JsonRow& row, const nlohmann::json& value,
+                                     const char* what);                 // a list of strings
+int int_field(const JsonRow& row, const char* name);                   // int, or digits in a string
+
+// A multiple-choice Doc exactly as lm-eval's construct_requests builds it: one request per choice,
+// (context, target_delimiter + choice) with target_delimiter " ". `gold` is checked against the
+// number of choices (InputError at `where`).
+Doc multiple_choice_doc(int64_t index, const std::string& context, std::vector<std::string> choices,
+                        int gold, const SourceLocation& where);
+
+}  // namespace attnbench::evals
