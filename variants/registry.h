@@ -18,6 +18,9 @@ struct RegisterVariant {
   RegisterVariant(config::VariantSchema schema, VariantFactory factory);
 };
 
+// Names with a registered factory, sorted (equals config::variant_names()).
+std::vector<std::string> registered_variants();
+
 // Builds the variant named by ctx.attention.variant (the config has been validated against its
 // schema already).
 std::shared_ptr<AttentionVariantImpl> make_variant(const VariantContext& ctx);
