@@ -1,0 +1,65 @@
+// A sweep file (DESIGN.md, Sweeps): [sweep] name, base, seeds, tasks, data, limit; [grid], [[zip]],
+// [[include]], [[exclude]]. Parsing keeps every value's file:line:col so that expansion errors point
+// at the line the user wrote.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/common/error.h"
+#include "harness/config/value.h"
+
+namespace attnbench::sweep {
+
+// One dotted config key set to one scalar value, with where it was written.
+struct Setting {
+  std::string key;  // "attention.variant"
+  config::Value value;
+  SourceLocation where;      // the value
+  SourceLocation key_where;  // the key (unknown-key errors point here)
+};
+
+// One dimension of the cartesian product: a [grid] key (one key) or a [[zip]] table (several keys
+// whose lists vary together). values[i] holds one value per key, in `keys` order.
+struct Axis {
+  std::vector<std::string> keys;
+  std::vector<SourceLocation> key_where;
+  std::vector<std::vector<config::Value>> values;
+  std::vector<std::vector<SourceLocation>> value_where;
+};
+
+// An [[exclude]] entry: a cell is dropped when every key has one of the listed values.
+struct Exclusion {
+  struct Match {
+    std::string key;
+    std::vector<config::Value> any_of;
+    SourceLocation where;
+  };
+  std::vector<Match> matches;
+  SourceLocation where;  // the [[exclude]] header
+};
+
+struct SweepFile {
+  std::filesystem::path file;  // the sweep file as given
+  std::string name;
+  std::filesystem::path base;  // resolved: relative to the sweep file's folder
+  SourceLocation base_where;
+  std::vector<int64_t> seeds;  // empty: every cell keeps the base config's train.seed
+  SourceLocation seeds_where;
+  std::vector<std::string> tasks;  // expanded task names ("paper", "all" allowed in the file)
+  std::optional<int64_t> limit;    // eval --limit for every cell
+  std::vector<Setting> data;       // overrides for [data], as "data.<key>"
+  std::vector<Axis> axes;          // grid keys (file order), then zips (file order)
+  std::vector<std::vector<Setting>> includes;
+  std::vector<Exclusion> excludes;
+};
+
+// Reads and checks a sweep file's structure. Throws InputError (file:line:col) for TOML syntax
+// errors, unknown sections or keys (with the nearest valid one), wrong types, zip lists of unequal
+// length, and exclude/include keys that no grid or zip varies.
+SweepFile parse_sweep_file(const std::filesystem::path& file);
+SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path& file);
+
+}  // namespace attnbench::sweep
