@@ -86,6 +86,12 @@ Stmt& Stmt::bind_null(int i) {
   return *this;
 }
 
+Stmt& Stmt::bind_column(int i, const Stmt& source, int column) {
+  if (sqlite3_bind_value(stmt_, i, sqlite3_column_value(source.stmt_, column)) != SQLITE_OK)
+    db_->fail("bind");
+  return *this;
+}
+
 bool Stmt::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

@@ -53,6 +53,7 @@ class Stmt {
   Stmt& bind(int i, bool v) { return bind(i, int64_t{v ? 1 : 0}); }
   Stmt& bind(int i, const std::optional<double>& v);
   Stmt& bind_null(int i);
+  Stmt& bind_column(int i, const Stmt& source, int column);  // copies the value with its type
   template <typename... T>
   Stmt& bind_all(const T&... v) {
     int i = 0;

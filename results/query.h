@@ -1,0 +1,102 @@
+// Read-side queries over the store: the paper-style results table of a sweep, run listings, one
+// run's details and its training curves. User input (sweep names, param keys and values, run ids)
+// reaches SQL only as bound parameters; keys are also checked against those present in the store.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/grid.h"
+#include "results/store.h"
+
+namespace attnbench::results {
+
+class Db;
+
+enum class MetricChoice {
+  Auto,    // acc_norm where the task reports it, else acc (what lm-eval papers print)
+  Acc,     // acc everywhere
+  AccNorm  // acc_norm only; tasks without it show as missing
+};
+MetricChoice parse_metric_choice(const std::string& s);  // auto | acc | acc_norm, else UsageError
+
+struct TableRequest {
+  std::string sweep;
+  std::vector<std::string> rows;  // param keys to group by; empty = the default (see table_rows)
+  MetricChoice metric = MetricChoice::Auto;
+  std::vector<std::string> tasks;  // empty = every task evaluated in the sweep, in recorded order
+  std::vector<std::pair<std::string, std::string>> where;  // keep runs whose param key == value
+};
+
+// One column: a task and the metric shown for it.
+struct Column {
+  std::string task;
+  std::string metric;
+  bool lower_is_better = false;  // perplexities
+  bool in_average = false;       // accuracies enter the Avg column, perplexities do not
+};
+
+// The runs of one row for one column. Values are as stored (accuracies as fractions).
+struct Cell {
+  int n = 0;                   // finished runs of the row that have this value; 0 = missing
+  double mean = 0;
+  std::optional<double> std;   // sample standard deviation over seeds (n - 1); needs n >= 2
+  // Standard error of the mean from the evals' stderr column: sqrt(sum se_i^2) / n (test-set
+  // sampling noise of the seed-average); nullopt when any run lacks a stderr.
+  std::optional<double> std_error;
+  bool best = false;           // the column's best mean
+  bool within_std_error = false;  // not the best, but |mean - best| <= sqrt(se^2 + se_best^2)
+};
+
+struct AvgCell {
+  int tasks_present = 0;       // accuracy columns with a value in this row
+  int tasks_total = 0;         // accuracy columns in the table
+  double mean = 0;             // mean of the present columns' means
+  std::optional<double> std;   // sample std over runs of each run's average; only when complete
+  bool complete() const { return tasks_present == tasks_total && tasks_total > 0; }
+};
+
+struct Row {
+  std::vector<std::string> keys;  // values of TableRequest rows, "" where a run lacks the param
+  int n = 0;                      // finished runs (seeds) in the row
+  std::vector<std::string> runs;  // their ids
+  std::vector<Cell> cells;        // one per column
+  std::optional<AvgCell> avg;     // nullopt when no accuracy column has a value
+  std::string note;               // e.g. "1 diverged, 1 running: not included"
+};
+
+struct ResultTable {
+  std::string sweep;
+  std::string metric_choice;      // auto | acc | acc_norm
+  std::vector<std::string> row_keys;
+  std::vector<Column> columns;
+  std::vector<Row> rows;
+  bool has_avg = false;           // at least one accuracy column
+  std::vector<std::string> notes; // facts about the data the renderers must print (footnotes)
+};
+
+// The paper-style table (DESIGN.md, Results; docs/results.md for the exact semantics). Without
+// request.rows, rows group by attention.variant plus every param that varies among the selected
+// runs except train.seed, skipping params determined by those already chosen (a variant preset
+// expands into position/normaliser params that would otherwise repeat the variant).
+ResultTable build_table(Db& db, const TableRequest& request);
+
+// `results runs`: one line per run.
+Grid runs_grid(Store& store, const RunFilter& filter);
+
+// The run whose id is `id` or starts with it (UsageError when none or several match).
+std::string resolve_run_id(Db& db, const std::string& id);
+
+// `results show`: config, metadata, params, final metrics (last step of each key), evals and the
+// number of attention statistics and samples.
+nlohmann::json show_run(Store& store, const std::string& id);
+std::string show_run_text(const nlohmann::json& run);
+
+// `results curves`: step, value, time of one metric of one run (UsageError naming the metrics the
+// run has when `metric` is not among them).
+Grid curve_grid(Store& store, const std::string& id, const std::string& metric);
+
+}  // namespace attnbench::results

@@ -1,0 +1,98 @@
+#include "results/table.h"
+
+#include <fmt/format.h>
+
+#include "harness/common/error.h"
+
+namespace attnbench::results {
+
+// Each format is defined in its own file. ab_results is a plain static library: a self-registering
+// object that nothing references would be dropped by the linker, so the list names them here.
+std::string render_markdown(const ResultTable& table);
+std::string render_csv(const ResultTable& table);
+std::string render_latex(const ResultTable& table);
+std::string render_json(const ResultTable& table);
+
+const std::vector<TableFormat>& table_formats() {
+  static const std::vector<TableFormat> all = {
+      {"md", "Markdown (GitHub) table with footnotes", render_markdown},
+      {"csv", "one line per row; mean, std, n, stderr per column; raw values", render_csv},
+      {"latex", "booktabs tabular for a paper", render_latex},
+      {"json", "every number, raw, with the row's runs", render_json},
+  };
+  return all;
+}
+
+std::vector<std::string> table_format_names() {
+  std::vector<std::string> names;
+  for (const auto& f : table_formats()) names.push_back(f.name);
+  return names;
+}
+
+std::string render_table(const ResultTable& table, const std::string& format) {
+  for (const auto& f : table_formats()) {
+    if (format == f.name) return f.render(table);
+  }
+  auto names = table_format_names();
+  throw UsageError("--format: unknown table format '" + format + "'" + did_you_mean(format, names) +
+                   "; valid: " + join(names));
+}
+
+std::string format_value(const Column& column, double value) {
+  if (column.in_average) return fmt::format("{:.1f}", 100.0 * value);
+  return fmt::format("{:.2f}", value);
+}
+
+std::string format_mean_std(const Column& column, double mean, const std::optional<double>& std,
+                            const std::string& pm) {
+  std::string s = format_value(column, mean);
+  if (std) s += pm + format_value(column, *std);
+  return s;
+}
+
+std::string column_label(const Column& column) {
+  return column.task + " " + column.metric + (column.lower_is_better ? " ↓" : " ↑");
+}
+
+std::string row_value(const std::string& value) { return value.empty() ? kMissing : value; }
+
+std::vector<std::string> table_legend(const ResultTable& t) {
+  bool tie = false, partial = false, no_se = false, incomplete = false, ppl = false;
+  for (const Column& c : t.columns) ppl = ppl || c.lower_is_better;
+  for (const Row& r : t.rows) {
+    for (const Cell& c : r.cells) {
+      tie = tie || c.within_std_error;
+      partial = partial || (c.n > 0 && c.n < r.n);
+      no_se = no_se || (c.n > 0 && !c.std_error);
+    }
+    incomplete = incomplete || (r.avg && !r.avg->complete());
+  }
+  std::vector<std::string> out;
+  out.push_back(fmt::format(
+      "Sweep {}, metric {}: mean ± sample std (n-1) over the finished runs (seeds) of each row; "
+      "n = finished runs; accuracies in %; {} = missing (never 0).",
+      t.sweep, t.metric_choice, kMissing));
+  if (ppl) out.push_back("↓ lower is better (perplexity), ↑ higher is better; Avg is over the accuracy columns only.");
+  out.push_back("Bold: the best row of a column.");
+  if (tie) {
+    out.push_back(fmt::format(
+        "{}: not distinguishable from the bold best: the gap is within the combined standard error "
+        "sqrt(se_best^2 + se^2), se = sqrt(sum of the runs' eval stderr^2) / n.", kTieMarker));
+  }
+  if (no_se) out.push_back("Some cells have no recorded stderr and are not compared with the best.");
+  if (partial) out.push_back("(n=k): only k of the row's finished runs have this value.");
+  if (incomplete) {
+    out.push_back(fmt::format("{}: Avg over the accuracy columns present only (some are missing): "
+                              "not comparable with complete rows.", kIncompleteMarker));
+  }
+  for (const Row& r : t.rows) {
+    if (r.note.empty()) continue;
+    std::vector<std::string> keys;
+    for (size_t i = 0; i < r.keys.size(); ++i) keys.push_back(t.row_keys[i] + "=" + row_value(r.keys[i]));
+    out.push_back(fmt::format("Row {}: {}.", keys.empty() ? "(all)" : join(keys), r.note));
+  }
+  for (const std::string& n : t.notes) out.push_back(n + ".");
+  return out;
+}
+
+}  // namespace attnbench::results

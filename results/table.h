@@ -1,0 +1,46 @@
+// Rendering of the paper-style results table (results/query.h builds it) in md, csv, latex or json.
+// Each format is one file, results/format_<name>.cpp, listed once in table.cpp's format list.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/query.h"
+
+namespace attnbench::results {
+
+using TableRenderer = std::string (*)(const ResultTable&);
+
+struct TableFormat {
+  const char* name;
+  const char* description;
+  TableRenderer render;
+};
+
+const std::vector<TableFormat>& table_formats();
+std::vector<std::string> table_format_names();
+
+// UsageError naming the valid formats for an unknown one.
+std::string render_table(const ResultTable& table, const std::string& format);
+
+// --- Shared by the renderers, so that every format says the same thing. ---
+
+// Accuracies as percentages with one decimal (45.2), perplexities with two (18.37).
+std::string format_value(const Column& column, double value);
+// "45.2 ± 0.3" (n >= 2), "45.2" (n == 1), "" when missing; pm is the "±" spelling of the format.
+std::string format_mean_std(const Column& column, double mean, const std::optional<double>& std,
+                            const std::string& pm);
+// "piqa acc_norm ↑", "wikitext word_perplexity ↓".
+std::string column_label(const Column& column);
+// "lazy / false" style label of a row's key values ("—" where a run lacks the param).
+std::string row_value(const std::string& value);
+
+// The footnotes every rendering prints under the table (markers, what mean ± std means, missing
+// cells, rows with unfinished runs, notes about the data).
+std::vector<std::string> table_legend(const ResultTable& table);
+
+constexpr const char* kMissing = "—";          // a missing cell: never 0
+constexpr const char* kTieMarker = "†";        // within the combined stderr of the best
+constexpr const char* kIncompleteMarker = "*"; // Avg over the accuracy tasks present only
+
+}  // namespace attnbench::results
