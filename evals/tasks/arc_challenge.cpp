@@ -11,6 +11,7 @@ const RegisterTask kArcChallenge({
     {"acc", "acc_norm"},
     "acc_norm",
     [](const std::filesystem::path& root) { return load_arc(root, arc_files("Challenge")); },
+    {},  // data_note: exact prompts from either layout
 });
 }  // namespace
 }  // namespace attnbench::evals

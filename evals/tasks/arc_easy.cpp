@@ -10,6 +10,7 @@ const RegisterTask kArcEasy({
     {"acc", "acc_norm"},
     "acc_norm",
     [](const std::filesystem::path& root) { return load_arc(root, arc_files("Easy")); },
+    {},  // data_note: exact prompts from either layout
 });
 }  // namespace
 }  // namespace attnbench::evals

@@ -47,6 +47,10 @@ struct TaskSpec {
   // Loads the scored split from <data root>/<folder>: the official file format or the Hugging Face
   // hub's JSONL export, detected automatically. Throws UsageError naming the missing/bad file.
   std::function<std::vector<Doc>(const std::filesystem::path& data_root)> load;
+  // Where the files found under data_root force a departure from lm-eval's exact prompts: one line
+  // for the evaluator to print and record with the results, "" when the prompts are exact. Unset
+  // (empty std::function) means always exact. docs/tasks.md lists every case.
+  std::function<std::string(const std::filesystem::path& data_root)> data_note;
 };
 
 struct RegisterTask {

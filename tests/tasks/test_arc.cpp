@@ -35,6 +35,12 @@ CATCH_TEST_CASE("arc_easy: item count and pinned prompts") {
             "The high temperature tomorrow will be 14\u00b0C.",
             "The average high temperature in May is 20\u00b0C."},
            3);
+  // Line 97 (Mercury_7113890): degree signs and parentheses in the question.
+  check_mc(docs[96],
+           "Question: Scientists have discovered organisms that thrive in hot water that is "
+           "90\u00b0C (194\u00b0F) and do not need sunlight or oxygen to live. Into which kingdom "
+           "would the scientists classify these organisms?\nAnswer:",
+           {"Archaebacteria", "Fungi", "Plantae", "Protista"}, 0);
   // Line 501 (TIMSS_2003_4_pg35): five choices A-E.
   check_mc(docs[500], "Question: What gas in the air do we need to breathe in order to live?\nAnswer:",
            {"nitrogen", "oxygen", "carbon dioxide", "hydrogen", "water vapor"}, 1);
@@ -64,12 +70,11 @@ CATCH_TEST_CASE("arc_challenge: item count and pinned prompts") {
             "Both potential energy and kinetic energy decrease.",
             "Both potential energy and kinetic energy increase."},
            1);
-  // Line 97 (Mercury_7113890): degree signs and parentheses in the question.
-  check_mc(docs[96],
-           "Question: Scientists have discovered organisms that thrive in hot water that is "
-           "90\u00b0C (194\u00b0F) and do not need sunlight or oxygen to live. Into which kingdom "
-           "would the scientists classify these organisms?\nAnswer:",
-           {"Archaebacteria", "Fungi", "Plantae", "Protista"}, 0);
+  // Line 13 (Mercury_LBS10610): degree signs, "2:00 p.m.?", and "32° F" with a space.
+  check_mc(docs[12],
+           "Question: The morning temperature in a city is 41\u00b0F. If a sunny, mild day is "
+           "forecast, which temperature is most likely for 2:00 p.m.?\nAnswer:",
+           {"32\u00b0 F", "41\u00b0 F", "78\u00b0 F", "98\u00b0 F"}, 2);
   check_mc(docs[1171],
            "Question: A ball is thrown downward onto a concrete floor and bounces upward. What "
            "supplies the upward force that makes the ball bounce?\nAnswer:",

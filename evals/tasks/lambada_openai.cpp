@@ -1,0 +1,42 @@
+// lambada_openai (lm_eval/tasks/lambada/lambada_openai.yaml): OpenAI's LAMBADA test split, 5153
+// passages, output_type loglikelihood:
+//   context = text.split(' ')[:-1] | join(' ')   (everything before the last single space)
+//   target  = ' ' + text.split(' ')[-1]          (the last word, with its space; NO delimiter added)
+// Metrics perplexity (exp of minus the mean per-passage target log-likelihood) and acc (greedy).
+// Official file lambada_test.jsonl and the hub export (EleutherAI/lambada_openai) are both {"text"}.
+#include "evals/tasks/task_data.h"
+
+namespace attnbench::evals {
+namespace {
+
+const TaskFiles kFiles = {"lambada_openai", "lambada_test.jsonl",
+                          "OpenAI LAMBADA JSONL {\"text\"}",
+                          {"hf_format/test.jsonl"},
+                          "EleutherAI/lambada_openai JSONL: {\"text\"}"};
+
+std::vector<Doc> load_lambada(const std::filesystem::path& root) {
+  const auto file = locate(root, kFiles);
+  std::vector<Doc> docs;
+  for (const auto& row : read_jsonl(file.path)) {
+    const std::string text = string_field(row, "text");
+    // split(' ') then join(' ') of all but the last piece = the text before the last ' '; with no
+    // ' ' at all the context is empty and the target is ' ' + the whole text.
+    const size_t last = text.rfind(' ');
+    Doc doc;
+    doc.index = static_cast<int64_t>(docs.size());
+    if (last == std::string::npos) {
+      doc.requests.push_back({"", " " + text});
+    } else {
+      doc.requests.push_back({text.substr(0, last), " " + text.substr(last + 1)});
+    }
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+const RegisterTask kLambada({"lambada_openai", "LAMBADA last-word prediction, OpenAI variant (test, 5153)",
+                             OutputType::Loglikelihood, {"perplexity", "acc"}, "perplexity",
+                             load_lambada, {}});
+
+}  // namespace
+}  // namespace attnbench::evals

@@ -1,0 +1,37 @@
+// openbookqa (lm_eval/tasks/openbookqa/openbookqa.yaml): allenai/openbookqa "main", test split, 500.
+// Template: doc_to_text = question_stem (the raw field, no prefix), choices choices.text,
+// gold choices.label.index(answerKey.lstrip()).
+// Official release Main/test.jsonl has AI2's layout {"id","question":{"stem","choices"},"answerKey"};
+// the hub export has {"id","question_stem","choices":{"text","label"},"answerKey"} (ai2_question.h).
+#include "evals/tasks/ai2_question.h"
+#include "evals/tasks/py_text.h"
+
+namespace attnbench::evals {
+namespace {
+
+const TaskFiles kFiles = {
+    "openbookqa", "test.jsonl",
+    "OpenBookQA-V1-Sep2018 Main JSONL {\"id\", \"question\": {\"stem\", \"choices\": [{\"text\", "
+    "\"label\"}]}, \"answerKey\"}",
+    {"hf_format/test.jsonl"},
+    "allenai/openbookqa main JSONL: {\"id\", \"question_stem\", \"choices\": {\"text\", \"label\"}, "
+    "\"answerKey\"}"};
+
+std::vector<Doc> load_openbookqa(const std::filesystem::path& root) {
+  const auto file = locate(root, kFiles);
+  std::vector<Doc> docs;
+  for (const auto& row : read_jsonl(file.path)) {
+    const auto q = read_ai2_question(row, "question_stem");
+    const int gold = ai2_gold(row, q, py_lstrip(q.answer_key));
+    docs.push_back(
+        multiple_choice_doc(static_cast<int64_t>(docs.size()), q.stem, q.texts, gold, row.where));
+  }
+  return docs;
+}
+
+const RegisterTask kOpenbookqa({"openbookqa", "OpenBookQA elementary science (test, 500)",
+                                OutputType::MultipleChoice, {"acc", "acc_norm"}, "acc_norm",
+                                load_openbookqa, {}});
+
+}  // namespace
+}  // namespace attnbench::evals

@@ -1,0 +1,61 @@
+// winogrande (lm_eval/tasks/winogrande/default.yaml + preprocess_winogrande.py): winogrande_xl,
+// validation split, 1267 sentences, scored by "partial evaluation" (EVAL_PROTOCOL.md section 1):
+//   contexts     = [sentence[:idx("_")] + option1, sentence[:idx("_")] + option2]  (doc_to_choice)
+//   continuation = " " + sentence[idx("_") + 1:].strip()  shared by both contexts    (doc_to_target)
+//   gold         = {"1": 0, "2": 1}[answer]                                          (doc_to_text)
+// Doc.choices holds the two contexts, as lm-eval's doc_to_choice returns them (only acc is reported).
+// Official release: dev.jsonl {"qID","sentence","option1","option2","answer"} + dev-labels.lst (1/2);
+// the labels file is the gold and must agree with "answer" where a row has it. Hub export
+// (allenai/winogrande): rows {"sentence","option1","option2","answer"}, used when no labels file is
+// next to it (docs/tasks.md).
+#include "evals/tasks/py_text.h"
+#include "evals/tasks/task_data.h"
+
+namespace attnbench::evals {
+namespace {
+
+const TaskFiles kFiles = {
+    "winogrande", "dev.jsonl",
+    "official WinoGrande 1.1 JSONL {\"qID\", \"sentence\", \"option1\", \"option2\", \"answer\"} + "
+    "dev-labels.lst",
+    {"hf_format/validation.jsonl"},
+    "allenai/winogrande JSONL: {\"sentence\", \"option1\", \"option2\", \"answer\"}"};
+
+std::vector<Doc> load_winogrande(const std::filesystem::path& root) {
+  const auto file = locate(root, kFiles);
+  const auto rows = read_jsonl(file.path);
+  std::vector<int> labels;
+  if (file.official) {
+    labels = read_labels(require_file(root, kFiles.folder, "dev-labels.lst",
+                                      "one label per line, 1 = option1, 2 = option2"),
+                         rows.size());
+  }
+  std::vector<Doc> docs;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    const std::string sentence = string_field(row, "sentence");
+    const size_t blank = sentence.find('_');
+    if (blank == std::string::npos) throw InputError(row.where, "sentence has no '_' blank");
+    int answer = file.official ? labels[i] : int_field(row, "answer");
+    if (file.official && has_field(row, "answer") && int_field(row, "answer") != answer) {
+      throw InputError(row.where, "\"answer\" disagrees with line " + std::to_string(i + 1) +
+                                      " of dev-labels.lst");
+    }
+    if (answer != 1 && answer != 2) throw InputError(row.where, "answer must be 1 or 2");
+    const std::string prefix = sentence.substr(0, blank);
+    const std::string continuation = kTargetDelimiter + py_strip(sentence.substr(blank + 1));
+    Doc doc;
+    doc.index = static_cast<int64_t>(i);
+    doc.gold = answer - 1;
+    doc.choices = {prefix + string_field(row, "option1"), prefix + string_field(row, "option2")};
+    for (const auto& context : doc.choices) doc.requests.push_back({context, continuation});
+    docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+const RegisterTask kWinogrande({"winogrande", "WinoGrande xl pronoun resolution (validation, 1267)",
+                                OutputType::MultipleChoice, {"acc"}, "acc", load_winogrande, {}});
+
+}  // namespace
+}  // namespace attnbench::evals
