@@ -1,0 +1,110 @@
+// The registry: every preset is linked in and registered with its schema and defaults.
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+
+#include "harness/common/error.h"
+#include "tests/variants/support.h"
+
+using namespace attnbench;
+using namespace attnbench::variants;
+using config::Value;
+
+namespace {
+std::vector<std::string> keys(const config::ParamMap& m) {
+  std::vector<std::string> k;
+  for (auto& [name, v] : m) k.push_back(name);
+  return k;
+}
+}  // namespace
+
+CATCH_TEST_CASE("registered variant names are exactly the five presets") {
+  // Guards against the linker dropping a self-registering object file (DESIGN.md).
+  const std::vector<std::string> expected = {"alibi", "elastic", "lazy", "rope_bias", "softmax"};
+  CATCH_CHECK(config::variant_names() == expected);
+  CATCH_CHECK(registered_variants() == expected);
+}
+
+CATCH_TEST_CASE("each preset resolves to its documented defaults, irrelevant keys dropped") {
+  auto softmax = config::resolve_params("softmax", {});
+  CATCH_CHECK(keys(softmax) == std::vector<std::string>{"normalizer", "position", "rope_theta"});
+  CATCH_CHECK(std::get<std::string>(softmax["position"]) == "rope");
+  CATCH_CHECK(std::get<double>(softmax["rope_theta"]) == 10000.0);
+
+  auto alibi = config::resolve_params("alibi", {});
+  CATCH_CHECK(keys(alibi) == std::vector<std::string>{"normalizer", "position"});
+  CATCH_CHECK(std::get<std::string>(alibi["position"]) == "alibi");
+
+  auto rope_bias = config::resolve_params("rope_bias", {});
+  CATCH_CHECK(keys(rope_bias) ==
+              std::vector<std::string>{"bias_window", "normalizer", "position", "rope_theta"});
+  CATCH_CHECK(std::get<int64_t>(rope_bias["bias_window"]) == 1024);
+  CATCH_CHECK(std::get<std::string>(rope_bias["normalizer"]) == "softmax");
+
+  auto elastic = config::resolve_params("elastic", {});
+  CATCH_CHECK(keys(elastic) == std::vector<std::string>{"normalizer", "position", "renormalize",
+                                                        "rope_theta", "tau_form", "tau_init"});
+  CATCH_CHECK(std::get<std::string>(elastic["position"]) == "rope");
+
+  auto lazy = config::resolve_params("lazy", {});
+  CATCH_CHECK(keys(lazy) ==
+              std::vector<std::string>{"bias_window", "normalizer", "position", "renormalize",
+                                       "rope_theta", "tau_form", "tau_init"});
+  CATCH_CHECK(std::get<std::string>(lazy["position"]) == "rope+distance_bias");
+  CATCH_CHECK(std::get<std::string>(lazy["normalizer"]) == "elastic");
+  CATCH_CHECK(std::get<std::string>(lazy["tau_form"]) == "per_head_over_len");
+  CATCH_CHECK(std::get<double>(lazy["tau_init"]) == -1.0);
+  CATCH_CHECK(std::get<bool>(lazy["renormalize"]) == false);
+
+  // tau_scale appears only for the per-token form.
+  auto per_token = config::resolve_params("lazy", {{"tau_form", Value{std::string("per_token")}}});
+  CATCH_CHECK(std::get<std::string>(per_token.at("tau_scale")) == "inv_len");
+  // Switching a preset's normaliser off drops every elastic key.
+  auto plain = config::resolve_params("lazy", {{"normalizer", Value{std::string("softmax")}}});
+  CATCH_CHECK(keys(plain) ==
+              std::vector<std::string>{"bias_window", "normalizer", "position", "rope_theta"});
+}
+
+CATCH_TEST_CASE("bad variant parameters are rejected with the valid choices") {
+  CATCH_REQUIRE_THROWS_WITH(
+      config::resolve_params("lazy", {{"tau_form", Value{std::string("per_tokn")}}}),
+      Catch::Matchers::Contains("did you mean 'per_token'"));
+  CATCH_REQUIRE_THROWS_WITH(
+      config::resolve_params("lazy", {{"bias_window", Value{int64_t{0}}}}),
+      Catch::Matchers::Contains("out of range"));
+  CATCH_REQUIRE_THROWS_AS(config::resolve_params("lazy", {{"renormalize", Value{int64_t{1}}}}),
+                          InputError);
+}
+
+CATCH_TEST_CASE("make_variant names the registered variants for an unknown name") {
+  VariantContext ctx;
+  ctx.n_head = 2;
+  ctx.head_dim = 4;
+  ctx.d_model = 8;
+  ctx.attention.variant = "lazzy";
+  CATCH_REQUIRE_THROWS_WITH(make_variant(ctx), Catch::Matchers::Contains("did you mean 'lazy'") &&
+                                                   Catch::Matchers::Contains("softmax"));
+}
+
+CATCH_TEST_CASE("parameters have the documented shapes, dtypes and initial values") {
+  auto lazy = make_variant(test::context({"lazy", {}}, 4, 8, 32));
+  auto p = test::params_of(*lazy);
+  CATCH_REQUIRE(p.size() == 2);
+  CATCH_CHECK(p.at("distance_bias").sizes() == torch::IntArrayRef({4, 1024}));
+  CATCH_CHECK(p.at("distance_bias").scalar_type() == torch::kFloat32);
+  CATCH_CHECK(p.at("distance_bias").abs().max().item<double>() == 0.0);
+  CATCH_CHECK(p.at("tau").sizes() == torch::IntArrayRef({4}));
+  CATCH_CHECK(torch::equal(p.at("tau"), torch::full({4}, -1.0f)));
+
+  auto tok = make_variant(test::context(
+      {"elastic", {{"tau_form", Value{std::string("per_token")}}, {"tau_init", Value{0.25}}}}, 4, 8,
+      32));
+  auto t = test::params_of(*tok);
+  CATCH_REQUIRE(t.size() == 2);
+  CATCH_CHECK(t.at("tau_proj.weight").sizes() == torch::IntArrayRef({4, 32}));
+  CATCH_CHECK(t.at("tau_proj.weight").abs().max().item<double>() == 0.0);
+  CATCH_CHECK(torch::equal(t.at("tau_proj.bias"), torch::full({4}, 0.25f)));
+
+  CATCH_CHECK(test::params_of(*make_variant(test::context({"softmax", {}}, 4, 8, 32))).empty());
+  CATCH_CHECK(test::params_of(*make_variant(test::context({"alibi", {}}, 4, 8, 32))).empty());
+}
