@@ -41,7 +41,7 @@ CATCH_TEST_CASE("lambada_openai: item count and pinned context/target splits") {
   CATCH_CHECK(docs[5152].requests[0].continuation == " Grandmother");
 }
 
-CATCH_TEST_CASE("lambada_openai: hub rows; a text without a space has an empty context") {
+CATCH_TEST_CASE("lambada_openai: hub rows, and a text without a space has an empty context") {
   TempRoot hub;
   hub.write("lambada_openai/hf_format/test.jsonl",
             "{\"text\": \"one two  three\"}\n{\"text\": \"alone\"}\n{\"text\": \"trailing \"}\n");

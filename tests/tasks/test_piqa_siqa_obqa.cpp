@@ -27,7 +27,7 @@ CATCH_TEST_CASE("piqa: item count and pinned prompts") {
            0);
 }
 
-CATCH_TEST_CASE("piqa: hub rows (label in the row) give the same docs; labels file checked") {
+CATCH_TEST_CASE("piqa: hub rows (label in the row) give the same docs, and labels file checked") {
   TempRoot hub;
   hub.write("piqa/hf_format/validation.jsonl",
             R"({"goal": "dresser", "sol1": "replace drawer with bobby pin ", "sol2": "finish, woodgrain with  bobby pin ", "label": 1})"

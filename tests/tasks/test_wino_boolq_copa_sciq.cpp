@@ -47,7 +47,7 @@ CATCH_TEST_CASE("winogrande: item count and pinned partial-evaluation requests")
              " has more brighter color.", 1);
 }
 
-CATCH_TEST_CASE("winogrande: hub rows give the same docs; labels must agree with answer") {
+CATCH_TEST_CASE("winogrande: hub rows give the same docs, and labels must agree with answer") {
   TempRoot hub;
   hub.write("winogrande/hf_format/validation.jsonl",
             R"({"sentence": "Sarah was a much better surgeon than Maria so _ always got the easier cases.", "option1": "Sarah", "option2": "Maria", "answer": "2"})"
@@ -124,7 +124,7 @@ CATCH_TEST_CASE("boolq: item count and pinned prompts") {
            {"no", "yes"}, 0);
 }
 
-CATCH_TEST_CASE("boolq: hub rows (label 0/1) give the same docs; bad labels rejected") {
+CATCH_TEST_CASE("boolq: hub rows (label 0/1) give the same docs, and bad labels rejected") {
   TempRoot hub;
   hub.write("boolq/hf_format/validation.jsonl",
             R"({"question": "can u drive in canada with us license", "passage": "American entry into Canada by land -- Persons driving into Canada must have their vehicle's registration document and proof of insurance.", "idx": 8, "label": 1})"
@@ -166,7 +166,7 @@ CATCH_TEST_CASE("copa: item count, connectors and the double space") {
            1);
 }
 
-CATCH_TEST_CASE("copa: hub rows give the same docs; premise.strip()[:-1] drops one code point") {
+CATCH_TEST_CASE("copa: hub rows give the same docs, and premise.strip()[:-1] drops one code point") {
   TempRoot hub;
   hub.write("copa/hf_format/validation.jsonl",
             R"({"premise": "The hamburger meat browned.", "choice1": "The cook froze it.", "choice2": "The cook grilled it.", "question": "cause", "label": 1, "idx": 4})"
@@ -216,7 +216,7 @@ CATCH_TEST_CASE("sciq: item count and pinned prompts") {
            {"formaldehyde", "sulfuric acid", "sulfur monoxide", "sulfur dioxide (so2)"}, 3);
 }
 
-CATCH_TEST_CASE("sciq: hub JSONL rows give the same docs; support is lstripped") {
+CATCH_TEST_CASE("sciq: hub JSONL rows give the same docs, and support is lstripped") {
   TempRoot hub;
   hub.write("sciq/hf_format/test.jsonl",
             R"({"question": "In what type of animals may a body cavity be present or absent?", "distractor3": "nonvascular", "distractor1": "vertebrate", "distractor2": "bicellular", "correct_answer": "triploblastic", "support": ""})"
