@@ -6,8 +6,8 @@
 // Doc.choices holds the two contexts, as lm-eval's doc_to_choice returns them (only acc is reported).
 // Official release: dev.jsonl {"qID","sentence","option1","option2","answer"} + dev-labels.lst (1/2);
 // the labels file is the gold and must agree with "answer" where a row has it. Hub export
-// (allenai/winogrande): rows {"sentence","option1","option2","answer"}, used when no labels file is
-// next to it (docs/tasks.md).
+// (allenai/winogrande): rows {"sentence","option1","option2","answer"} without "qID"; a first row
+// with "qID" is the official layout (docs/tasks.md).
 #include "evals/tasks/py_text.h"
 #include "evals/tasks/task_data.h"
 
@@ -24,8 +24,9 @@ const TaskFiles kFiles = {
 std::vector<Doc> load_winogrande(const std::filesystem::path& root) {
   const auto file = locate(root, kFiles);
   const auto rows = read_jsonl(file.path);
+  const bool official = !rows.empty() && has_field(rows[0], "qID");
   std::vector<int> labels;
-  if (file.official) {
+  if (official) {
     labels = read_labels(require_file(root, kFiles.folder, "dev-labels.lst",
                                       "one label per line, 1 = option1, 2 = option2"),
                          rows.size());
@@ -36,8 +37,8 @@ std::vector<Doc> load_winogrande(const std::filesystem::path& root) {
     const std::string sentence = string_field(row, "sentence");
     const size_t blank = sentence.find('_');
     if (blank == std::string::npos) throw InputError(row.where, "sentence has no '_' blank");
-    int answer = file.official ? labels[i] : int_field(row, "answer");
-    if (file.official && has_field(row, "answer") && int_field(row, "answer") != answer) {
+    const int answer = official ? labels[i] : int_field(row, "answer");
+    if (official && has_field(row, "answer") && int_field(row, "answer") != answer) {
       throw InputError(row.where, "\"answer\" disagrees with line " + std::to_string(i + 1) +
                                       " of dev-labels.lst");
     }

@@ -59,10 +59,21 @@ CATCH_TEST_CASE("winogrande: hub rows give the same docs, and labels must agree 
               "Sarah was a much better surgeon than Maria so Maria"},
              " always got the easier cases.", 1);
 
+  // The same hub row saved under the official name loads too (no "qID": no labels file needed).
+  TempRoot renamed;
+  renamed.write("winogrande/dev.jsonl",
+                R"({"sentence": "A _ b.", "option1": "o1", "option2": "o2", "answer": "1"})"
+                "\n");
+  const auto renamed_docs = load("winogrande", renamed.path());
+  CATCH_REQUIRE(renamed_docs.size() == 1);
+  check_wino(renamed_docs[0], {"A o1", "A o2"}, " b.", 0);
+
   TempRoot official;
   official.write("winogrande/dev.jsonl",
                  R"({"qID": "x", "sentence": "A _ b.", "option1": "o1", "option2": "o2", "answer": "2"})"
                  "\n");
+  CATCH_REQUIRE_THROWS_WITH(load("winogrande", official.path()),
+                            Catch::Matchers::Contains("winogrande/dev-labels.lst"));
   official.write("winogrande/dev-labels.lst", "1\n");
   CATCH_REQUIRE_THROWS_WITH(load("winogrande", official.path()),
                             Catch::Matchers::Contains("dev.jsonl:1: \"answer\" disagrees"));
