@@ -6,6 +6,7 @@
 // interrupted > running > pending), then the earlier finish time, else the copy already in OUT.
 // The winner's rows (params, metrics, evals, attention statistics, samples) replace the loser's
 // entirely, never mixed. Sweep memberships are the union. Each input is one transaction.
+// With no inputs, OUT is created or its schema upgraded to the current version in place.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -152,8 +152,8 @@ void require_current_schema(Db& db) {
     throw std::runtime_error(db.path().string() + " has results schema version " +
                              std::to_string(version) + " and needs version " +
                              std::to_string(current_schema_version()) +
-                             ": open it read-write once (e.g. `attnbench results runs --db " +
-                             db.path().string() + "`) to upgrade it");
+                             ": upgrade it in place with `attnbench results merge " +
+                             db.path().string() + "`");
   }
 }
 
