@@ -19,6 +19,9 @@ using CommandSetup = std::function<Action(CLI::App& subcommand)>;
 
 struct RegisterCommand {
   RegisterCommand(std::string name, std::string description, CommandSetup setup);
+  // A subcommand of another command, e.g. ("data", "fetch", ...) for `attnbench data fetch`. A
+  // parent whose setup returns an empty Action only groups its subcommands.
+  RegisterCommand(std::string parent, std::string name, std::string description, CommandSetup setup);
 };
 
 }  // namespace attnbench::cli

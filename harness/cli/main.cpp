@@ -16,7 +16,7 @@ namespace attnbench::cli {
 namespace {
 
 struct CommandEntry {
-  std::string name, description;
+  std::string parent, name, description;
   CommandSetup setup;
 };
 
@@ -43,7 +43,12 @@ void print_version() {
 }  // namespace
 
 RegisterCommand::RegisterCommand(std::string name, std::string description, CommandSetup setup) {
-  commands().push_back({std::move(name), std::move(description), std::move(setup)});
+  commands().push_back({"", std::move(name), std::move(description), std::move(setup)});
+}
+
+RegisterCommand::RegisterCommand(std::string parent, std::string name, std::string description,
+                                 CommandSetup setup) {
+  commands().push_back({std::move(parent), std::move(name), std::move(description), std::move(setup)});
 }
 
 int main(int argc, char** argv) {
@@ -53,9 +58,18 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version, "Print the version, the BLAS library loaded and the threads");
 
   std::map<CLI::App*, Action> actions;
-  for (auto& c : commands()) {
-    CLI::App* sub = app.add_subcommand(c.name, c.description);
-    actions[sub] = c.setup(*sub);
+  // Parents first (registration order across files is unspecified), then their subcommands.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (auto& c : commands()) {
+      if (c.parent.empty() != (pass == 0)) continue;
+      CLI::App* parent = &app;
+      if (!c.parent.empty()) {  // a group nobody registered explicitly is created on first use
+        parent = app.get_subcommand_no_throw(c.parent);
+        if (!parent) parent = app.add_subcommand(c.parent, c.parent + " commands");
+      }
+      CLI::App* sub = parent->add_subcommand(c.name, c.description);
+      if (Action a = c.setup(*sub)) actions[sub] = std::move(a);
+    }
   }
   try {
     app.parse(argc, argv);
@@ -68,10 +82,11 @@ int main(int argc, char** argv) {
       print_version();
       return 0;
     }
-    for (auto& [sub, action] : actions) {
-      if (sub->parsed()) return action();
-    }
-    std::cout << app.help();
+    // The deepest parsed command runs; a group parsed without a subcommand prints its help.
+    CLI::App* chosen = &app;
+    while (!chosen->get_subcommands().empty()) chosen = chosen->get_subcommands().front();
+    if (auto it = actions.find(chosen); it != actions.end()) return it->second();
+    std::cout << chosen->help();
     return 2;
   } catch (const UsageError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -42,9 +42,8 @@ const std::set<std::string>& execution_only_keys() {
   return keys;
 }
 
-SourceLocation location_of(const toml::node& node, const std::string& dotted,
+SourceLocation location_of(const toml::source_region& src, const std::string& dotted,
                            const std::string& source) {
-  const auto& src = node.source();
   if (src.begin.line == 0) return {"--set " + dotted};
   std::string file = src.path ? std::string(*src.path) : source;
   return {file, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
@@ -121,13 +120,14 @@ const std::string& AttentionConfig::get_string(const std::string& key) const {
 RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
   RunConfig cfg;
   cfg.source = source;
-  std::map<std::string, SourceLocation> where;  // dotted key -> where it was set
+  std::map<std::string, SourceLocation> where;      // dotted key -> its value's position
+  std::map<std::string, SourceLocation> key_where;  // dotted key -> the key's position
   ParamMap attention_overrides;
   SourceLocation file_loc{source};
 
   for (auto& [section_key, section_node] : table) {
     std::string section(section_key.str());
-    SourceLocation sec_loc = location_of(section_node, section, source);
+    SourceLocation sec_loc = location_of(section_key.source(), section, source);
     const auto& sections = section_names();
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
       throw InputError(sec_loc, "unknown section [" + section + "]" +
@@ -140,8 +140,11 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
     for (auto& [k, node] : *sec) {
       std::string key(k.str());
       std::string dotted = section + "." + key;
-      SourceLocation loc = location_of(node, dotted, source);
+      // Errors about a value point at the value, errors about the key (unknown) at the key.
+      SourceLocation loc = location_of(node.source(), dotted, source);
+      SourceLocation key_loc = location_of(k.source(), dotted, source);
       where[dotted] = loc;
+      key_where[dotted] = key_loc;
       if (section == "attention") {
         auto v = scalar(node);
         if (!v) throw InputError(loc, dotted + " must be a scalar (got " + node_kind(node) + ")");
@@ -165,7 +168,7 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
       const Field* f = find_field(section, key);
       if (!f) {
         auto names = field_names(section);
-        throw InputError(loc, "unknown key " + dotted + did_you_mean(key, names) +
+        throw InputError(key_loc, "unknown key " + dotted + did_you_mean(key, names) +
                                   "; valid keys in [" + section + "]: " + join(names));
       }
       auto v = scalar(node);
@@ -192,8 +195,10 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
   }
   cfg.attention.params = resolve_params(cfg.attention.variant, attention_overrides,
                                         [&](const std::string& key) {
-                                          return loc_of(key == "variant" ? "attention.variant"
-                                                                         : "attention." + key);
+                                          // Attention messages name the key: point at it.
+                                          auto it = key_where.find("attention." + key);
+                                          return it != key_where.end() ? it->second
+                                                                       : loc_of("attention");
                                         });
   for (auto& f : fields()) {
     if (!f.check) continue;

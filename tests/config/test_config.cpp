@@ -53,7 +53,7 @@ CATCH_TEST_CASE("unknown keys name file:line:col and the nearest valid key") {
                    Contains("cfg.toml:3:1") && Contains("unknown key train.lrr") &&
                        Contains("did you mean 'lr'"));
   CATCH_CHECK_THAT(error_of("[trian]\nlr = 1.0\n"),
-                   Contains("cfg.toml:1:1") && Contains("did you mean 'train'"));
+                   Contains("cfg.toml:1:2") && Contains("did you mean 'train'"));
   CATCH_CHECK_THAT(error_of("[attention]\nvariant = \"lazy\"\ntau_innit = 0.5\n"),
                    Contains("cfg.toml:3:1") && Contains("did you mean 'tau_init'"));
   CATCH_CHECK_THAT(error_of("[attention]\nvariant = \"lazzy\"\n"),
@@ -62,11 +62,11 @@ CATCH_TEST_CASE("unknown keys name file:line:col and the nearest valid key") {
 
 CATCH_TEST_CASE("wrong types and impossible values are rejected before any work") {
   CATCH_CHECK_THAT(error_of("[train]\nsteps = \"ten\"\n"),
-                   Contains("cfg.toml:2:1") && Contains("train.steps must be of type int"));
+                   Contains("cfg.toml:2:9") && Contains("train.steps must be of type int"));
   CATCH_CHECK_THAT(error_of("[model]\nd_model = 130\nn_head = 4\n"),
                    Contains("model.n_head = 4 does not divide model.d_model = 130"));
   CATCH_CHECK_THAT(error_of("[train]\n\nlr = 0.0\n"),
-                   Contains("cfg.toml:3:1") && Contains("train.lr must be > 0"));
+                   Contains("cfg.toml:3:6") && Contains("train.lr must be > 0"));
   CATCH_CHECK_THAT(error_of("[train]\nlr = -1\n"), Contains("train.lr must be > 0"));
   CATCH_CHECK_THAT(error_of("[train]\nbatch_size = 4\nbatch_tokens = 1000\n"),
                    Contains("multiple of train.batch_size * model.context_length = 1024"));

@@ -1,0 +1,180 @@
+// `attnbench data fetch`: downloads the twelve evaluation splits and a FineWeb-Edu sample from the
+// Hugging Face datasets-server rows API into a data folder, in the hub's JSONL layout that the task
+// loaders read (<root>/<folder>/hf_format/<split>.jsonl). For users with internet access; the
+// shared data folder of this project makes it unnecessary here.
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/cli/command.h"
+#include "harness/common/error.h"
+#include "harness/common/sha256.h"
+#include "harness/data/hub_fetch.h"
+
+namespace attnbench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What lm-eval scores (EVAL_PROTOCOL.md, section 1: dataset_path / dataset_name / split) and where
+// the loaders look for it.
+struct PlanItem {
+  std::string folder, dataset, config, split;
+  bool pretraining = false;
+};
+
+const std::vector<PlanItem>& plan() {
+  static const std::vector<PlanItem> items = {
+      {"arc_easy", "allenai/ai2_arc", "ARC-Easy", "test"},
+      {"arc_challenge", "allenai/ai2_arc", "ARC-Challenge", "test"},
+      {"hellaswag", "Rowan/hellaswag", "default", "validation"},
+      {"piqa", "baber/piqa", "default", "validation"},
+      {"winogrande", "allenai/winogrande", "winogrande_xl", "validation"},
+      {"boolq", "aps/super_glue", "boolq", "validation"},
+      {"openbookqa", "allenai/openbookqa", "main", "test"},
+      {"siqa", "lighteval/siqa", "default", "validation"},
+      {"sciq", "allenai/sciq", "default", "test"},
+      {"lambada_openai", "EleutherAI/lambada_openai", "default", "test"},
+      {"copa", "aps/super_glue", "copa", "validation"},
+      {"wikitext2", "EleutherAI/wikitext_document_level", "wikitext-2-raw-v1", "test"},
+      {"fineweb_edu", "HuggingFaceFW/fineweb-edu", "sample-10BT", "train", true},
+  };
+  return items;
+}
+
+std::string relative_file(const PlanItem& p) { return p.folder + "/hf_format/" + p.split + ".jsonl"; }
+
+struct Options {
+  std::string out = "data";
+  std::string only;
+  int64_t pretrain_rows = 20000;
+  bool no_pretrain = false;
+  data::FetchOptions fetch;
+};
+
+nlohmann::json read_manifest(const fs::path& file) {
+  if (!fs::exists(file)) return {{"files", nlohmann::json::array()}};
+  std::ifstream in(file);
+  return nlohmann::json::parse(in);
+}
+
+void write_manifest(const fs::path& file, const nlohmann::json& m) {
+  fs::path tmp = file;
+  tmp += ".tmp";
+  std::ofstream(tmp) << m.dump(2) << "\n";
+  fs::rename(tmp, file);
+}
+
+nlohmann::json* manifest_entry(nlohmann::json& m, const std::string& path) {
+  for (auto& f : m["files"])
+    if (f["path"] == path) return &f;
+  return nullptr;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+int run(Options o) {
+  std::vector<PlanItem> chosen;
+  if (o.only.empty()) {
+    for (auto& p : plan())
+      if (!(p.pretraining && o.no_pretrain)) chosen.push_back(p);
+  } else {
+    std::vector<std::string> names;
+    for (auto& p : plan()) names.push_back(p.folder);
+    for (size_t start = 0; start <= o.only.size();) {
+      size_t comma = std::min(o.only.find(',', start), o.only.size());
+      std::string name = o.only.substr(start, comma - start);
+      start = comma + 1;
+      auto it = std::find_if(plan().begin(), plan().end(), [&](auto& p) { return p.folder == name; });
+      if (it == plan().end()) {
+        throw UsageError("data fetch --only: unknown dataset '" + name + "'" + did_you_mean(name, names) +
+                         "; known: " + join(names));
+      }
+      chosen.push_back(*it);
+    }
+  }
+
+  fs::path root = o.out;
+  fs::create_directories(root);
+  fs::path manifest_file = root / "fetch_manifest.json";
+  nlohmann::json manifest = read_manifest(manifest_file);
+  manifest["endpoint"] = o.fetch.endpoint;
+
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const PlanItem& p = chosen[i];
+    std::string rel = relative_file(p);
+    fs::path file = root / rel;
+    int64_t max_rows = p.pretraining ? o.pretrain_rows : -1;
+    if (nlohmann::json* e = manifest_entry(manifest, rel);
+        e && fs::exists(file) && (*e)["max_rows"] == max_rows && sha256_file(file) == (*e)["sha256"]) {
+      fmt::print("[{}/{}] {}: up to date ({} rows)\n", i + 1, chosen.size(), rel, (*e)["rows"].get<int64_t>());
+      continue;
+    }
+    data::HubSplit split{p.dataset, p.config, p.split, file, max_rows};
+    data::FetchOptions fo = o.fetch;
+    fo.progress = [&](int64_t rows, int64_t total) {
+      fmt::print(stderr, "\r[{}/{}] {}: {} / {} rows", i + 1, chosen.size(), rel, rows,
+                 total >= 0 ? std::to_string(total) : "?");
+    };
+    data::FetchResult r;
+    try {
+      r = data::fetch_split(split, fo);
+    } catch (const data::NetworkError& e) {
+      std::vector<std::string> expected;
+      for (auto& c : chosen)
+        if (!fs::exists(root / relative_file(c))) expected.push_back((root / relative_file(c)).string());
+      throw UsageError(
+          fmt::format("cannot reach the datasets server {} ({})\n  missing files:\n    {}\n"
+                      "  get them: run `attnbench data fetch --out DIR` on a machine with internet "
+                      "access and copy DIR here, or point ATTNBENCH_DATA (or --data-dir) at a folder "
+                      "that has them (layout: docs/data.md). Completed files are kept; a rerun resumes "
+                      "partial downloads.",
+                      o.fetch.endpoint, e.what(), join(expected, "\n    ")));
+    }
+    fmt::print(stderr, "\n");
+    fmt::print("[{}/{}] {}: {} rows{}{}, sha256 {}\n", i + 1, chosen.size(), rel, r.rows,
+               r.resumed ? " (resumed)" : "",
+               r.skipped_truncated ? fmt::format(", {} rows skipped (cells truncated by the API)",
+                                                 r.skipped_truncated)
+                                   : "",
+               r.sha256.substr(0, 16));
+    nlohmann::json entry = {{"path", rel},       {"dataset", p.dataset}, {"config", p.config},
+                            {"split", p.split},  {"rows", r.rows},       {"max_rows", max_rows},
+                            {"skipped_truncated", r.skipped_truncated},   {"sha256", r.sha256},
+                            {"fetched_at", utc_now()}};
+    if (nlohmann::json* e = manifest_entry(manifest, rel)) *e = entry;
+    else manifest["files"].push_back(entry);
+    write_manifest(manifest_file, manifest);
+  }
+  fmt::print("data fetch: {} file(s) in {}; checksums in {}\n", chosen.size(), root.string(),
+             manifest_file.string());
+  return 0;
+}
+
+RegisterCommand reg("data", "fetch",
+                    "Download the evaluation splits and a FineWeb-Edu sample (needs internet)",
+                    [](CLI::App& app) {
+                      auto o = std::make_shared<Options>();
+                      app.add_option("--out", o->out, "data folder to fill")->capture_default_str();
+                      app.add_option("--only", o->only, "comma-separated folders, e.g. arc_easy,copa");
+                      app.add_option("--pretrain-rows", o->pretrain_rows,
+                                     "FineWeb-Edu rows to download")->capture_default_str();
+                      app.add_flag("--no-pretrain", o->no_pretrain, "skip the FineWeb-Edu sample");
+                      app.add_option("--endpoint", o->fetch.endpoint, "datasets-server base URL")
+                          ->capture_default_str();
+                      app.add_option("--retries", o->fetch.retries, "retries per request")
+                          ->capture_default_str();
+                      app.add_option("--backoff", o->fetch.backoff_s,
+                                     "first retry wait in seconds (doubles)")->capture_default_str();
+                      return [o] { return run(*o); };
+                    });
+
+}  // namespace
+}  // namespace attnbench::cli
