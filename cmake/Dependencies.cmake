@@ -13,6 +13,8 @@ pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+# Heatmap PNGs (evals/diagnostics): Debian's libstb-dev ships stb_image_write compiled as libstb.so.
+pkg_check_modules(STB REQUIRED IMPORTED_TARGET stb)
 if(ATTNBENCH_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()

@@ -45,7 +45,7 @@ attnbench_library(ab_variant_impls DIR variants TORCH DEPS ab_config ab_kernels)
 attnbench_library(ab_model    DIR harness/model TORCH DEPS ab_config WHOLE ab_variant_impls)
 attnbench_library(ab_train    DIR harness/train TORCH DEPS ab_model ab_text ab_results)
 attnbench_library(ab_evals    DIR evals evals/diagnostics TORCH
-                  DEPS ab_model ab_text ab_results WHOLE ab_task_registry)
+                  DEPS ab_model ab_text ab_results PkgConfig::STB WHOLE ab_task_registry)
 attnbench_library(ab_sweep    DIR harness/sweep TORCH DEPS ab_train ab_evals ab_results)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
