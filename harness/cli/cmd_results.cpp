@@ -1,0 +1,187 @@
+// `attnbench results ...`: the read side of the results store (DESIGN.md, Results; docs/results.md).
+//   table   the paper-style table of a sweep (md | csv | latex | json)
+//   runs    one line per run;  show RUN: everything about one run;  curves RUN: a training curve
+//   merge   fold per-cell databases (Slurm array tasks) into one
+//   sql     one read-only SQL statement
+// Every query opens the database read-only; only merge writes (to its OUT).
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/cli/command.h"
+#include "harness/common/error.h"
+#include "results/merge.h"
+#include "results/query.h"
+#include "results/sql.h"
+#include "results/store.h"
+#include "results/table.h"
+
+namespace attnbench::cli {
+namespace {
+
+namespace r = attnbench::results;
+
+struct Options {
+  std::string db;
+  std::string format;
+  // table
+  std::string sweep;
+  std::vector<std::string> rows, tasks, where;
+  std::string metric = "auto";
+  // runs
+  std::string status;
+  // show, curves
+  std::string run;
+  std::string curve_metric = "loss";
+  // merge
+  std::string out;
+  std::vector<std::string> inputs;
+  // sql
+  std::string sql;
+};
+
+void add_db_option(CLI::App* app, Options& o) {
+  app->add_option("--db", o.db, "Results database (default: $ATTNBENCH_DB, else runs/attnbench.db)");
+}
+
+r::Store open_read_only(const Options& o) { return r::Store::open(r::default_db_path(o.db), true); }
+
+std::vector<std::pair<std::string, std::string>> parse_where(const std::vector<std::string>& items) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("--where: expected key=value (e.g. attention.variant=lazy), got '" + item + "'");
+    }
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return out;
+}
+
+int run_table(const Options& o) {
+  r::TableRequest req;
+  req.sweep = o.sweep;
+  req.rows = o.rows;
+  req.tasks = o.tasks;
+  req.metric = r::parse_metric_choice(o.metric);
+  req.where = parse_where(o.where);
+  std::string format = o.format.empty() ? "md" : o.format;
+  auto names = r::table_format_names();
+  if (std::find(names.begin(), names.end(), format) == names.end()) {
+    throw UsageError("--format: unknown table format '" + format + "'" + did_you_mean(format, names) +
+                     "; valid: " + join(names));
+  }
+  r::Store store = open_read_only(o);
+  std::cout << r::render_table(r::build_table(store.db(), req), format);
+  return 0;
+}
+
+int run_runs(const Options& o) {
+  r::RunFilter filter;
+  filter.sweep = o.sweep;
+  if (!o.status.empty()) filter.status = r::parse_status(o.status);
+  r::Store store = open_read_only(o);
+  std::cout << r::render_grid(r::runs_grid(store, filter), o.format.empty() ? "table" : o.format);
+  return 0;
+}
+
+int run_show(const Options& o) {
+  std::string format = o.format.empty() ? "text" : o.format;
+  if (format != "text" && format != "json") {
+    throw UsageError("--format: unknown format '" + format + "'; valid: text, json");
+  }
+  r::Store store = open_read_only(o);
+  nlohmann::json j = r::show_run(store, o.run);
+  std::cout << (format == "json" ? j.dump(2) + "\n" : r::show_run_text(j));
+  return 0;
+}
+
+int run_curves(const Options& o) {
+  r::Store store = open_read_only(o);
+  std::cout << r::render_grid(r::curve_grid(store, o.run, o.curve_metric),
+                              o.format.empty() ? "csv" : o.format);
+  return 0;
+}
+
+int run_merge(const Options& o) {
+  std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
+  r::MergeSummary m = r::merge_databases(o.out, inputs);
+  fmt::print("merged {} database(s) into {}: {} runs added, {} replaced, {} kept\n", inputs.size(),
+             o.out, m.runs_added, m.runs_replaced, m.runs_kept);
+  return 0;
+}
+
+int run_sql(const Options& o) {
+  std::cout << r::render_grid(r::run_readonly_sql(r::default_db_path(o.db), o.sql),
+                              o.format.empty() ? "table" : o.format);
+  return 0;
+}
+
+const RegisterCommand reg(
+    "results", "Query the results store: paper tables, runs, curves, merge, read-only SQL",
+    [](CLI::App& app) -> Action {
+      auto o = std::make_shared<Options>();
+      app.require_subcommand(1);
+
+      CLI::App* table = app.add_subcommand("table", "The paper-style table of a sweep");
+      table->add_option("--sweep", o->sweep, "Sweep name")->required();
+      table->add_option("--rows", o->rows,
+                        "Param keys to group rows by (comma-separated; default: attention.variant "
+                        "plus every param that varies in the sweep except train.seed)")
+          ->delimiter(',');
+      table->add_option("--metric", o->metric,
+                        "auto (acc_norm where the task has it, else acc) | acc | acc_norm")
+          ->check(CLI::IsMember({"auto", "acc", "acc_norm"}));
+      table->add_option("--tasks", o->tasks, "Tasks to show, in this order (comma-separated)")
+          ->delimiter(',');
+      table->add_option("--format", o->format, "md (default) | csv | latex | json");
+      table->add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
+      add_db_option(table, *o);
+
+      CLI::App* runs = app.add_subcommand("runs", "List runs");
+      runs->add_option("--sweep", o->sweep, "Only runs of this sweep");
+      runs->add_option("--status", o->status,
+                       "Only runs with this status (pending, running, finished, failed, diverged, "
+                       "interrupted)");
+      runs->add_option("--format", o->format, "table (default) | csv | json");
+      add_db_option(runs, *o);
+
+      CLI::App* show = app.add_subcommand("show", "Config, metadata, final metrics and evals of a run");
+      show->add_option("run", o->run, "Run id (or a unique prefix)")->required();
+      show->add_option("--format", o->format, "text (default) | json");
+      add_db_option(show, *o);
+
+      CLI::App* curves = app.add_subcommand("curves", "A training curve of a run (step, value, time)");
+      curves->add_option("run", o->run, "Run id (or a unique prefix)")->required();
+      curves->add_option("--metric", o->curve_metric, "Metric key (default loss)");
+      curves->add_option("--format", o->format, "csv (default) | json | table");
+      add_db_option(curves, *o);
+
+      CLI::App* merge = app.add_subcommand(
+          "merge", "Merge databases (e.g. one per Slurm array task) into OUT; idempotent");
+      merge->add_option("out", o->out, "Output database (created if missing)")->required();
+      merge->add_option("inputs", o->inputs,
+                        "Input databases (none: create OUT or upgrade its schema in place)");
+
+      CLI::App* sql = app.add_subcommand("sql", "Run one read-only SQL statement");
+      sql->add_option("query", o->sql, "The statement, e.g. \"SELECT * FROM runs\"")->required();
+      sql->add_option("--format", o->format, "table (default) | csv | json");
+      add_db_option(sql, *o);
+
+      return [o, table, runs, show, curves, merge, sql]() -> int {
+        if (table->parsed()) return run_table(*o);
+        if (runs->parsed()) return run_runs(*o);
+        if (show->parsed()) return run_show(*o);
+        if (curves->parsed()) return run_curves(*o);
+        if (merge->parsed()) return run_merge(*o);
+        if (sql->parsed()) return run_sql(*o);
+        return 2;
+      };
+    });
+
+}  // namespace
+}  // namespace attnbench::cli
