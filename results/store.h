@@ -171,7 +171,8 @@ class Store {
   // This Store's claim owner, "host:pid".
   const std::string& owner() const;
 
-  // The connection, for the query and merge code in results/ (results/sqlite.h).
+  // The connection, for the query and merge code in results/ (results/sqlite.h). Calls through it
+  // bypass the Store's mutex: use it from one thread at a time.
   Db& db();
 
  private:
