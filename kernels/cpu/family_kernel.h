@@ -1,0 +1,42 @@
+// The fused CPU kernels of the attention family (DESIGN.md, backends; docs/kernels.md) on raw,
+// contiguous [B, H, T, D] buffers. Per-head and per-row inputs are precomputed by the caller so
+// that the inner loops never branch on the variant:
+//   bias[h, d]    the additive score bias at distance d = i - j (alibi and/or distance bias), [H,
+//   T] thresh[b,h,i] the elastic offset t_i (tau / n_i or tau), [B, H, T]; unused for softmax
+#pragma once
+#include <cstdint>
+
+#include "kernels/cpu/tile_gemm.h"
+
+namespace attnbench::kernels::cpu {
+
+// Query and key tile sizes (the authors' Triton kernel uses 64 x 64, PAPER_NOTES.md 1.5).
+constexpr int64_t kBlockM = 64;
+constexpr int64_t kBlockN = 64;
+
+template <typename T>
+struct FamilyProblem {
+  int64_t B = 0, H = 0, T_len = 0, D = 0;
+  const T* q = nullptr;
+  const T* k = nullptr;
+  const T* v = nullptr;
+  const T* bias = nullptr;    // [H, T] or nullptr (no positional bias)
+  const T* thresh = nullptr;  // [B, H, T], elastic only
+  bool elastic = false;
+  bool renormalize = false;
+  TileGemm gemm = TileGemm::Blas;
+};
+
+// Pass 1 (log-sum-exp) and pass 2 (weights, output) over query tiles in parallel.
+// Writes out [B,H,T,D], lse [B,H,T] and rowsum [B,H,T] (sum_j a_ij, the renormaliser).
+template <typename T>
+void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum);
+
+// Recomputing backward. Inputs: out, dout [B,H,T,D], lse, rowsum. Outputs dq, dk, dv [B,H,T,D];
+// dthresh [B,H,T] = dL/dt_i (elastic only, may be nullptr) and dbias_bh [B,H,T] = the sum of dS
+// over each diagonal d = i - j (nullptr when no bias gradient is wanted).
+template <typename T>
+void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, const T* lse,
+                     const T* rowsum, T* dq, T* dk, T* dv, T* dthresh, T* dbias_bh);
+
+}  // namespace attnbench::kernels::cpu

@@ -1,0 +1,212 @@
+#include "kernels/cpu/fused_attention.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cpu/family_kernel.h"
+
+namespace attnbench::kernels::cpu {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+int64_t min_len(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// bias[h, d] for d = i - j in [0, T): -slope_h d (ALiBi) + b[h, d] for d < W (distance bias; 0
+// beyond W, PAPER_NOTES.md 1.2). Undefined when the family has no positional bias.
+torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor& db, int64_t H,
+                         int64_t T_len, torch::ScalarType dtype) {
+  if (!alibi.defined() && !db.defined()) return {};
+  auto opts = torch::TensorOptions().dtype(dtype);
+  auto table = torch::zeros({H, T_len}, opts);
+  if (alibi.defined())
+    table -= alibi.detach().to(dtype).view({H, 1}) * torch::arange(T_len, opts).view({1, T_len});
+  if (db.defined()) {
+    const int64_t w = min_len(db.size(1), T_len);
+    table.narrow(1, 0, w) += db.detach().to(dtype).narrow(1, 0, w);
+  }
+  return table.contiguous();
+}
+
+// n_i = i + 1 keys are visible to query i (PAPER_NOTES.md 1.3: tau / i with 1-based i).
+torch::Tensor visible_keys(int64_t T_len, torch::ScalarType dtype) {
+  return torch::arange(1, T_len + 1, torch::TensorOptions().dtype(dtype));
+}
+
+// t[b, h, i] = tau / n_i or tau, in the inputs' precision (float32 at least: the ReLU threshold
+// p + t is ill-conditioned near tau = -1, PAPER_NOTES.md 1.3 (c)).
+torch::Tensor threshold_table(const torch::Tensor& tau, bool over_len, int64_t B, int64_t H,
+                              int64_t T_len, torch::ScalarType dtype) {
+  auto t = tau.detach().to(dtype);
+  if (t.dim() == 1) {
+    t = t.view({1, H, 1}).expand({B, H, T_len});
+  } else {
+    t = t.permute({0, 2, 1});  // [B, T, H] -> [B, H, T]
+  }
+  if (over_len) t = t / visible_keys(T_len, dtype).view({1, 1, T_len});
+  return t.contiguous();
+}
+
+template <typename T>
+FamilyProblem<T> problem(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                         const torch::Tensor& bias, const torch::Tensor& thresh, bool elastic,
+                         bool renormalize, TileGemm gemm) {
+  FamilyProblem<T> p;
+  p.B = q.size(0), p.H = q.size(1), p.T_len = q.size(2), p.D = q.size(3);
+  p.q = q.data_ptr<T>(), p.k = k.data_ptr<T>(), p.v = v.data_ptr<T>();
+  p.bias = bias.defined() ? bias.data_ptr<T>() : nullptr;
+  p.thresh = elastic ? thresh.data_ptr<T>() : nullptr;
+  p.elastic = elastic, p.renormalize = renormalize, p.gemm = gemm;
+  return p;
+}
+
+// LibTorch 1.13's Function::apply needs every tensor argument defined, so an absent optional input
+// travels as an empty placeholder and is turned back into an undefined tensor here.
+torch::Tensor placeholder(const torch::Tensor& t) { return t.defined() ? t : torch::empty({0}); }
+torch::Tensor present(const torch::Tensor& t) { return t.numel() > 0 ? t : torch::Tensor(); }
+
+struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
+  static torch::Tensor forward(AutogradContext* ctx, torch::Tensor q, torch::Tensor k,
+                               torch::Tensor v, torch::Tensor tau, torch::Tensor distance_bias,
+                               torch::Tensor alibi_slopes, bool elastic, bool tau_over_len,
+                               bool renormalize, int64_t gemm) {
+    tau = present(tau), distance_bias = present(distance_bias),
+    alibi_slopes = present(alibi_slopes);
+    q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
+    const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+    const auto dtype = q.scalar_type();
+    auto bias = bias_table(alibi_slopes, distance_bias, H, T_len, dtype);
+    auto thresh =
+        elastic ? threshold_table(tau, tau_over_len, B, H, T_len, dtype) : torch::Tensor();
+    auto out = torch::empty_like(q);
+    auto lse = torch::empty({B, H, T_len}, q.options());
+    auto rowsum = torch::empty({B, H, T_len}, q.options());
+    AT_DISPATCH_FLOATING_TYPES(dtype, "fused_family_forward", [&] {
+      family_forward<scalar_t>(problem<scalar_t>(q, k, v, bias, thresh, elastic, renormalize,
+                                                 static_cast<TileGemm>(gemm)),
+                               out.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(),
+                               rowsum.data_ptr<scalar_t>());
+    });
+    ctx->save_for_backward({q, k, v, out, lse, rowsum});
+    ctx->saved_data["bias"] = bias;
+    ctx->saved_data["thresh"] = thresh;
+    ctx->saved_data["tau"] = tau;  // shapes and dtypes of the parameter gradients
+    ctx->saved_data["distance_bias"] = distance_bias;
+    ctx->saved_data["alibi_slopes"] = alibi_slopes;
+    ctx->saved_data["elastic"] = elastic;
+    ctx->saved_data["tau_over_len"] = tau_over_len;
+    ctx->saved_data["renormalize"] = renormalize;
+    ctx->saved_data["gemm"] = gemm;
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3], &lse = saved[4],
+               &rowsum = saved[5];
+    const auto bias = ctx->saved_data["bias"].toTensor();
+    const auto thresh = ctx->saved_data["thresh"].toTensor();
+    const auto tau = ctx->saved_data["tau"].toTensor();
+    const auto db = ctx->saved_data["distance_bias"].toTensor();
+    const auto alibi = ctx->saved_data["alibi_slopes"].toTensor();
+    const bool elastic = ctx->saved_data["elastic"].toBool();
+    const bool over_len = ctx->saved_data["tau_over_len"].toBool();
+    const bool renormalize = ctx->saved_data["renormalize"].toBool();
+    const auto gemm = static_cast<TileGemm>(ctx->saved_data["gemm"].toInt());
+    const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+    const auto dtype = q.scalar_type();
+
+    auto dout = grad_outputs[0].contiguous();
+    auto dq = torch::zeros_like(q), dk = torch::zeros_like(q), dv = torch::zeros_like(q);
+    auto dthresh = elastic ? torch::zeros({B, H, T_len}, q.options()) : torch::Tensor();
+    auto dbias_bh = bias.defined() ? torch::zeros({B, H, T_len}, q.options()) : torch::Tensor();
+    AT_DISPATCH_FLOATING_TYPES(dtype, "fused_family_backward", [&] {
+      family_backward<scalar_t>(
+          problem<scalar_t>(q, k, v, bias, thresh, elastic, renormalize, gemm),
+          out.data_ptr<scalar_t>(), dout.data_ptr<scalar_t>(), lse.data_ptr<scalar_t>(),
+          rowsum.data_ptr<scalar_t>(), dq.data_ptr<scalar_t>(), dk.data_ptr<scalar_t>(),
+          dv.data_ptr<scalar_t>(), elastic ? dthresh.data_ptr<scalar_t>() : nullptr,
+          bias.defined() ? dbias_bh.data_ptr<scalar_t>() : nullptr);
+    });
+
+    torch::Tensor dtau, ddb, dalibi;
+    if (elastic && tau.defined()) {
+      auto dt = over_len ? dthresh / visible_keys(T_len, dtype).view({1, 1, T_len}) : dthresh;
+      dtau = (tau.dim() == 1 ? dt.sum(torch::IntArrayRef{0, 2}) : dt.permute({0, 2, 1}))
+                 .to(tau.scalar_type());
+    }
+    if (bias.defined()) {
+      auto per_distance = dbias_bh.sum(0);  // [H, T]: sum of dS over each diagonal d = i - j
+      if (db.defined()) {
+        ddb = torch::zeros(db.sizes(), db.options());
+        const int64_t w = min_len(db.size(1), T_len);
+        ddb.narrow(1, 0, w).copy_(per_distance.narrow(1, 0, w));
+      }
+      if (alibi.defined())
+        dalibi = -(per_distance * torch::arange(T_len, per_distance.options()).view({1, T_len}))
+                      .sum(1)
+                      .to(alibi.scalar_type());
+    }
+    return {dq, dk, dv, dtau, ddb, dalibi, {}, {}, {}, {}};
+  }
+};
+
+void check_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                  const FamilySpec& spec) {
+  auto fail = [](const std::string& what) {
+    throw std::runtime_error("fused CPU attention: " + what);
+  };
+  if (q.dim() != 4 || !q.sizes().equals(k.sizes()) || !q.sizes().equals(v.sizes()))
+    fail("q, k, v must share one shape [B, H, T, D] (causal self-attention)");
+  if (!at::isFloatingType(q.scalar_type()))
+    fail(std::string("floating-point inputs expected, got ") + c10::toString(q.scalar_type()));
+  if (k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
+    fail("q, k, v must share one dtype");
+  if (!q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu())
+    fail("CPU tensors expected");
+  const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+  if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
+    fail("alibi_slopes must be [H]");
+  if (spec.distance_bias.defined() &&
+      (spec.distance_bias.dim() != 2 || spec.distance_bias.size(0) != H ||
+       spec.distance_bias.size(1) < 1))
+    fail("distance_bias must be [H, W] with W >= 1");
+  if (spec.normalizer == Normalizer::Elastic &&
+      !(spec.tau.defined() &&
+        (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, T_len, H}))))
+    fail("elastic tau must be [H] or [B, T, H]");
+}
+
+torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                        const FamilySpec& spec) {
+  return fused_family_attention(q, k, v, spec);
+}
+
+// Self-registration (kernels/attention_family.h); ab_kernels_cpu is linked whole.
+const bool registered = [] {
+  register_fused_kernel(torch::kCPU, FusedKernel{"cpu-tiled", &cpu_tiled});
+  return true;
+}();
+
+}  // namespace
+
+torch::Tensor fused_family_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                     const torch::Tensor& v, const FamilySpec& spec,
+                                     TileGemm gemm) {
+  check_inputs(q, k, v, spec);
+  if (q.scalar_type() != torch::kFloat && q.scalar_type() != torch::kDouble) {
+    // Half-precision models run the kernel in float32 (the threshold p + t must not be rounded to
+    // 16 bits, PAPER_NOTES.md 1.3 (c)); autograd casts the gradients back.
+    return fused_family_attention(q.to(torch::kFloat), k.to(torch::kFloat), v.to(torch::kFloat),
+                                  spec, gemm)
+        .to(q.scalar_type());
+  }
+  const bool elastic = spec.normalizer == Normalizer::Elastic;
+  return FusedFamilyAttention::apply(q, k, v, placeholder(elastic ? spec.tau : torch::Tensor()),
+                                     placeholder(spec.distance_bias),
+                                     placeholder(spec.alibi_slopes), elastic, spec.tau_over_len,
+                                     spec.renormalize, static_cast<int64_t>(gemm));
+}
+
+}  // namespace attnbench::kernels::cpu

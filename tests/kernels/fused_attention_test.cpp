@@ -1,0 +1,319 @@
+// The fused CPU kernel against the eager reference (variants/eager.h) over the whole family
+// (issue 7 acceptance): fp32 relative error < 1e-5 on outputs and < 1e-4 on every gradient, fp64
+// < 1e-10, fresh seeds, T = 1 and T not a multiple of the tile size, all-zero elastic rows.
+#include "kernels/cpu/fused_attention.h"
+
+#include <torch/torch.h>
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/attention_family.h"
+#include "kernels/cpu/family_kernel.h"
+#include "variants/eager.h"
+#include "variants/elastic.h"
+#include "variants/position.h"
+
+namespace {
+
+using attnbench::kernels::FamilySpec;
+using attnbench::kernels::Normalizer;
+using attnbench::kernels::cpu::TileGemm;
+
+// position x normaliser, as a variant would configure them (variants/family.cpp).
+struct Combo {
+  std::string
+      position;  // none | rope | alibi | distance_bias | alibi+distance_bias | rope+distance_bias
+  std::string tau_form;  // softmax | per_head_over_len | per_head_const | per_token_inv_len |
+                         // per_token_none
+  bool renormalize = false;
+};
+
+std::vector<Combo> all_combos() {
+  const std::vector<std::string> positions = {
+      "none", "rope", "alibi", "distance_bias", "alibi+distance_bias", "rope+distance_bias"};
+  const std::vector<std::string> forms = {"per_head_over_len", "per_head_const",
+                                          "per_token_inv_len", "per_token_none"};
+  std::vector<Combo> out;
+  for (const auto& pos : positions) {
+    out.push_back({pos, "softmax", false});
+    for (const auto& f : forms)
+      for (bool renorm : {false, true}) out.push_back({pos, f, renorm});
+  }
+  return out;
+}
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+struct Problem {
+  torch::Tensor q, k, v, dout;  // leaves; dout is the upstream gradient
+  torch::Tensor tau, distance_bias, alibi_slopes;
+  bool rope = false;
+  FamilySpec spec() const {
+    FamilySpec s;
+    s.alibi_slopes = alibi_slopes;
+    s.distance_bias = distance_bias;
+    return s;
+  }
+};
+
+// Random inputs in `dtype`; the elastic offsets are drawn so that some weights survive and some
+// not.
+Problem draw(const Combo& c, int64_t B, int64_t H, int64_t T, int64_t D, torch::ScalarType dtype,
+             uint64_t seed, FamilySpec& spec) {
+  torch::manual_seed(seed);
+  auto o = torch::TensorOptions().dtype(dtype);
+  Problem p;
+  p.q = torch::randn({B, H, T, D}, o) * 1.5;  // peaked enough for p to exceed 1/n_i often
+  p.k = torch::randn({B, H, T, D}, o);
+  p.v = torch::randn({B, H, T, D}, o);
+  p.dout = torch::randn({B, H, T, D}, o);
+  p.rope = has(c.position, "rope");
+  if (has(c.position, "alibi"))  // constant float64 slopes, as variants/family.cpp keeps them
+    p.alibi_slopes = torch::rand({H}, torch::kFloat64) * 0.3;
+  if (has(c.position, "distance_bias")) {
+    const int64_t W = 1 + torch::randint(T + 8, {1}).item<int64_t>();  // W < T and W > T both occur
+    p.distance_bias = torch::randn({H, W}, o) * 0.5;
+  }
+  spec = p.spec();
+  if (c.tau_form != "softmax") {
+    spec.normalizer = Normalizer::Elastic;
+    spec.renormalize = c.renormalize;
+    const bool per_token = has(c.tau_form, "per_token");
+    spec.tau_over_len = c.tau_form == "per_head_over_len" || c.tau_form == "per_token_inv_len";
+    auto shape = per_token ? std::vector<int64_t>{B, T, H} : std::vector<int64_t>{H};
+    // tau / n_i around the uniform share -1/n_i; a constant offset around -0.1 (both signs occur).
+    p.tau =
+        spec.tau_over_len ? torch::rand(shape, o) * 1.8 - 1.5 : torch::rand(shape, o) * 0.3 - 0.2;
+    spec.tau = p.tau;
+  }
+  return p;
+}
+
+// True when the elastic weights of this draw are ill-conditioned in `dtype`'s precision `eps`, so
+// that rounding differences between two correct implementations may exceed `tol`:
+//  - some causal p_ij + t_i lies within 32 eps |t_i| of the ReLU kink (the two implementations may
+//    put it on different sides; the derivative is undefined there), or
+//  - renormalising, a row's sum r_i = sum_j a_ij is small against the rounding of its terms
+//    (each a_ij = p_ij + t_i carries an absolute error ~ eps |t_i|, and the gradients scale as
+//    1/r_i): eps * sum_j M_ij |t_i| / r_i > tol / 10.
+// Such draws are replaced by fresh ones rather than compared (rows whose weights are all exactly 0
+// are well-conditioned and are kept).
+bool ill_conditioned(const Problem& p, const FamilySpec& spec, double eps, double tol) {
+  if (spec.normalizer != Normalizer::Elastic) return false;
+  torch::NoGradGuard no_grad;
+  FamilySpec soft = p.spec();
+  torch::Tensor probs;
+  auto q = p.rope ? attnbench::variants::apply_rope(p.q, 10000.0) : p.q;
+  auto k = p.rope ? attnbench::variants::apply_rope(p.k, 10000.0) : p.k;
+  attnbench::variants::eager_family_attention(q, k, p.v, soft, &probs);
+  const int64_t T = p.q.size(2);
+  auto t =
+      attnbench::variants::elastic_offsets(spec.tau, spec.tau_over_len, T, probs.scalar_type());
+  auto causal = torch::ones({T, T}, torch::kBool).tril().expand_as(probs);
+  auto x = probs + t;
+  if ((x.abs() <= 32 * eps * t.abs()).logical_and(causal).any().item<bool>()) return true;
+  if (!spec.renormalize) return false;
+  auto kept = x.gt(0).logical_and(causal);
+  auto r = x.clamp_min(0).masked_fill(causal.logical_not(), 0).sum(-1);
+  auto rounding = (kept.to(x.scalar_type()) * t.abs()).sum(-1) * eps;
+  return rounding.gt(r * (tol / 10)).logical_and(r.gt(0)).any().item<bool>();
+}
+
+struct Result {
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> values;  // output, then gradients
+};
+
+using Attention = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&,
+                                              const torch::Tensor&, const FamilySpec&)>;
+
+Result run(const Problem& p, const FamilySpec& spec_in, const Attention& attention) {
+  auto leaf = [](const torch::Tensor& t) {
+    return t.defined() ? t.detach().clone().requires_grad_(true) : t;
+  };
+  auto q = leaf(p.q), k = leaf(p.k), v = leaf(p.v);
+  FamilySpec spec = spec_in;
+  spec.tau = leaf(spec_in.tau);
+  spec.distance_bias = leaf(spec_in.distance_bias);
+  auto qr = p.rope ? attnbench::variants::apply_rope(q, 10000.0) : q;
+  auto kr = p.rope ? attnbench::variants::apply_rope(k, 10000.0) : k;
+  auto out = attention(qr, kr, v, spec);
+  (out * p.dout).sum().backward();
+  Result r{{"output", "dq", "dk", "dv"}, {out.detach(), q.grad(), k.grad(), v.grad()}};
+  if (spec.tau.defined()) r.names.push_back("dtau"), r.values.push_back(spec.tau.grad());
+  if (spec.distance_bias.defined())
+    r.names.push_back("ddistance_bias"), r.values.push_back(spec.distance_bias.grad());
+  return r;
+}
+
+double max_abs(const torch::Tensor& t) { return t.abs().max().item<double>(); }
+
+// max |got - want| / max |want|. `floor` bounds the denominator from below for a gradient that is
+// exactly zero in exact arithmetic (at T = 1: dq and dk always, dtau under renormalisation), where
+// both implementations return rounding noise; the floor is the scale of the q, k, v gradients.
+double relative_error(const torch::Tensor& got, const torch::Tensor& want, double floor = 0) {
+  const double err = (got.to(want.scalar_type()) - want).abs().max().item<double>();
+  return err / std::max({max_abs(want), floor, 1e-300});
+}
+
+double gradient_floor(const Result& want) {
+  return std::max({max_abs(want.values[1]), max_abs(want.values[2]), max_abs(want.values[3])});
+}
+
+torch::Tensor eager(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                    const FamilySpec& s) {
+  return attnbench::variants::eager_family_attention(q, k, v, s);
+}
+
+Attention fused(TileGemm g = attnbench::kernels::cpu::default_tile_gemm()) {
+  return [g](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+             const FamilySpec& s) {
+    return attnbench::kernels::cpu::fused_family_attention(q, k, v, s, g);
+  };
+}
+
+// Compares `kernel` with eager on one fresh draw (its seed is reported on failure).
+void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention& kernel,
+             int64_t B = 2, int64_t H = 3, int64_t D = 16) {
+  const bool fp64 = dtype == torch::kDouble;
+  const double out_tol = fp64 ? 1e-10 : 1e-5, grad_tol = fp64 ? 1e-10 : 1e-4;
+  std::random_device rd;
+  FamilySpec spec;
+  Problem p;
+  uint64_t seed = 0;
+  for (int attempt = 0;; ++attempt) {
+    seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+    p = draw(c, B, H, T, D, dtype, seed, spec);
+    const double eps =
+        fp64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+    if (!ill_conditioned(p, spec, eps, grad_tol)) break;
+    CATCH_REQUIRE(attempt < 50);  // a draw away from the kink is the common case
+  }
+  const Result want = run(p, spec, eager), got = run(p, spec, kernel);
+  CATCH_REQUIRE(got.names == want.names);
+  for (size_t i = 0; i < want.values.size(); ++i) {
+    CATCH_INFO("position=" << c.position << " normalizer=" << c.tau_form
+                           << " renormalize=" << c.renormalize << " T=" << T << " dtype=" << dtype
+                           << " seed=" << seed << " tensor=" << want.names[i]);
+    CATCH_REQUIRE(got.values[i].defined());
+    CATCH_REQUIRE(got.values[i].sizes() == want.values[i].sizes());
+    if (i == 0) {
+      CATCH_CHECK(relative_error(got.values[i], want.values[i]) < out_tol);
+    } else {
+      CATCH_CHECK(relative_error(got.values[i], want.values[i], gradient_floor(want)) < grad_tol);
+    }
+  }
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("fused equals eager for every family combination in float32") {
+  for (const auto& c : all_combos())
+    for (int64_t T : {1, 70, 131}) compare(c, T, torch::kFloat, fused());
+}
+
+CATCH_TEST_CASE("fused equals eager for every family combination in float64") {
+  for (const auto& c : all_combos())
+    for (int64_t T : {1, 70, 131}) compare(c, T, torch::kDouble, fused());
+}
+
+CATCH_TEST_CASE("every tile-product implementation equals eager") {
+  using attnbench::kernels::cpu::blas_available;
+  std::vector<TileGemm> gemms = {TileGemm::Loops, TileGemm::Vectorized};
+  if (blas_available()) gemms.push_back(TileGemm::Blas);
+  for (TileGemm g : gemms) {
+    CATCH_INFO("tile gemm " << attnbench::kernels::cpu::tile_gemm_name(g));
+    for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
+      compare({"rope+distance_bias", "per_token_inv_len", true}, 131, dtype, fused(g));
+      compare({"alibi", "softmax", false}, 131, dtype, fused(g));
+    }
+  }
+}
+
+CATCH_TEST_CASE("rows whose elastic weights are all zero match eager and output zero") {
+  const int64_t B = 2, H = 3, T = 77, D = 16;
+  for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
+    for (bool renorm : {false, true}) {
+      for (bool per_token : {false, true}) {
+        CATCH_INFO("dtype=" << dtype << " renormalize=" << renorm << " per_token=" << per_token);
+        torch::manual_seed(std::random_device{}());
+        auto o = torch::TensorOptions().dtype(dtype);
+        Problem p;
+        p.q = torch::randn({B, H, T, D}, o), p.k = torch::randn({B, H, T, D}, o);
+        p.v = torch::randn({B, H, T, D}, o), p.dout = torch::randn({B, H, T, D}, o);
+        p.distance_bias = torch::randn({H, 20}, o) * 0.5;
+        FamilySpec spec = p.spec();
+        spec.normalizer = Normalizer::Elastic;
+        spec.renormalize = renorm;
+        spec.tau_over_len = false;
+        // Head 0 (per head) or every odd token (per token) gets t = -2 < -p: all its weights are 0.
+        // The others get t > 0 (no weight near the ReLU kink), so normal rows sit next to zero
+        // rows.
+        if (per_token) {
+          p.tau = torch::full({B, T, H}, 1e-3, o);
+          p.tau.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, T, 2)}, -2.0);
+        } else {
+          p.tau = torch::tensor({-2.0, 1e-3, 0.05}, o);
+        }
+        spec.tau = p.tau;
+        const Result want = run(p, spec, eager), got = run(p, spec, fused());
+        auto zero_rows =
+            per_token ? got.values[0].index({torch::indexing::Slice(), torch::indexing::Slice(),
+                                             torch::indexing::Slice(1, T, 2)})
+                      : got.values[0].select(1, 0);
+        CATCH_CHECK(zero_rows.abs().max().item<double>() == 0.0);
+        const bool fp64 = dtype == torch::kDouble;
+        for (size_t i = 0; i < want.values.size(); ++i) {
+          CATCH_INFO("tensor=" << want.names[i]);
+          const double tol = fp64 ? 1e-10 : (i == 0 ? 1e-5 : 1e-4);
+          CATCH_CHECK(relative_error(got.values[i], want.values[i], i ? gradient_floor(want) : 0) <
+                      tol);
+        }
+      }
+    }
+  }
+}
+
+CATCH_TEST_CASE("the fused kernel is registered for the CPU and used through the seam") {
+  const auto* k = attnbench::kernels::find_fused_kernel(torch::kCPU);
+  CATCH_REQUIRE(k != nullptr);
+  CATCH_CHECK(k->name == "cpu-tiled");
+  compare({"distance_bias", "per_head_over_len", false}, 70, torch::kFloat,
+          [k](const torch::Tensor& q, const torch::Tensor& kk, const torch::Tensor& v,
+              const FamilySpec& s) { return k->forward(q, kk, v, s); });
+}
+
+CATCH_TEST_CASE("16-bit inputs run in float32 and come back in their dtype") {
+  torch::manual_seed(std::random_device{}());
+  auto q = torch::randn({1, 2, 40, 16}), k = torch::randn({1, 2, 40, 16}),
+       v = torch::randn({1, 2, 40, 16});
+  FamilySpec spec;
+  spec.normalizer = Normalizer::Elastic;
+  spec.tau = torch::full({2}, -1.0);
+  auto half = attnbench::kernels::cpu::fused_family_attention(
+      q.to(torch::kBFloat16), k.to(torch::kBFloat16), v.to(torch::kBFloat16), spec);
+  CATCH_CHECK(half.scalar_type() == torch::kBFloat16);
+  auto want = attnbench::variants::eager_family_attention(
+      q.to(torch::kBFloat16).to(torch::kFloat), k.to(torch::kBFloat16).to(torch::kFloat),
+      v.to(torch::kBFloat16).to(torch::kFloat), spec);
+  CATCH_CHECK(relative_error(half.to(torch::kFloat), want) < 1e-2);  // bf16 output rounding
+}
+
+CATCH_TEST_CASE("bad inputs are rejected with a message") {
+  FamilySpec spec;
+  auto q = torch::randn({1, 2, 8, 4});
+  CATCH_REQUIRE_THROWS_WITH(
+      attnbench::kernels::cpu::fused_family_attention(q, torch::randn({1, 2, 9, 4}), q, spec),
+      Catch::Matchers::Contains("[B, H, T, D]"));
+  spec.normalizer = Normalizer::Elastic;
+  spec.tau = torch::zeros({3});
+  CATCH_REQUIRE_THROWS_WITH(attnbench::kernels::cpu::fused_family_attention(q, q, q, spec),
+                            Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+}
