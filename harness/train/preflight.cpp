@@ -1,0 +1,84 @@
+#include "harness/train/preflight.h"
+
+#include <algorithm>
+#include <string>
+
+#include "harness/common/error.h"
+
+namespace attnbench::train {
+namespace {
+
+std::vector<data::ShardReader> open_shards(const std::string& key, const std::string& spec,
+                                           const config::RunConfig& cfg) {
+  std::vector<data::ShardReader> shards;
+  const int64_t window = cfg.model.context_length + 1;
+  for (const auto& path : data::resolve_shards(spec)) {
+    data::ShardReader shard(path);  // validates magic, version and size
+    if (shard.size() < window) {
+      throw UsageError(path.string() + ": " + std::to_string(shard.size()) +
+                       " tokens, fewer than one window of model.context_length + 1 = " +
+                       std::to_string(window) + " (" + key + " = \"" + spec + "\")");
+    }
+    // An id outside the vocabulary would index past the embedding (or into its padding) mid-run.
+    uint32_t max_token = 0;
+    for (int64_t i = 0; i < shard.size(); ++i) max_token = std::max(max_token, shard[i]);
+    if (max_token >= static_cast<uint64_t>(cfg.model.vocab_size)) {
+      throw UsageError(path.string() + ": token id " + std::to_string(max_token) +
+                       " is outside the vocabulary (model.vocab_size = " +
+                       std::to_string(cfg.model.vocab_size) + ")");
+    }
+    shards.push_back(std::move(shard));
+  }
+  return shards;
+}
+
+}  // namespace
+
+int64_t accumulation_steps(const config::TrainConfig& train, const config::ModelConfig& model) {
+  const int64_t micro = train.batch_size * model.context_length;
+  return train.batch_tokens == 0 ? 1 : train.batch_tokens / micro;
+}
+
+void check_training_config(const config::RunConfig& cfg) {
+  const auto& t = cfg.train;
+  const auto& m = cfg.model;
+  if (t.batch_size <= 0 || m.context_length <= 0 || t.steps <= 0) {
+    throw UsageError("train.batch_size, model.context_length and train.steps must be positive");
+  }
+  const int64_t micro = t.batch_size * m.context_length;
+  if (t.batch_tokens < 0 || t.batch_tokens % micro != 0) {
+    throw UsageError("train.batch_tokens = " + std::to_string(t.batch_tokens) +
+                     " must be a multiple of train.batch_size * model.context_length = " +
+                     std::to_string(t.batch_size) + " * " + std::to_string(m.context_length) +
+                     " = " + std::to_string(micro) + " (gradient accumulation), or 0 for one " +
+                     "micro-batch per step");
+  }
+  if (cfg.data.fixed_token_position >= m.context_length) {
+    throw UsageError("data.fixed_token_position = " + std::to_string(cfg.data.fixed_token_position) +
+                     " is outside the training window (model.context_length = " +
+                     std::to_string(m.context_length) + ")");
+  }
+  if (cfg.data.fixed_token_position >= 0 &&
+      (cfg.data.fixed_token_id < 0 || cfg.data.fixed_token_id >= m.vocab_size)) {
+    throw UsageError("data.fixed_token_id = " + std::to_string(cfg.data.fixed_token_id) +
+                     " is outside the vocabulary [0, " + std::to_string(m.vocab_size) + ")");
+  }
+  if (t.device == "cuda") {
+    throw UsageError("train.device = \"cuda\": this trainer runs fp32 on CPU only so far; use "
+                     "train.device = \"cpu\" or \"auto\"");
+  }
+  if (cfg.data.train.empty()) {
+    throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
+                     "them or a glob), e.g. made by `attnbench data prepare`");
+  }
+}
+
+TrainingData preflight(const config::RunConfig& cfg) {
+  check_training_config(cfg);
+  TrainingData d;
+  d.train = open_shards("data.train", cfg.data.train, cfg);
+  if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, cfg);
+  return d;
+}
+
+}  // namespace attnbench::train

@@ -1,0 +1,28 @@
+// Everything a training run checks before any work (DESIGN.md, "what bad input gets"): the config
+// fits together and every shard exists, is a valid llm.c shard and holds only in-vocabulary tokens.
+// Each problem is a UsageError (exit 2) naming the key or the file and what was expected.
+#pragma once
+#include <vector>
+
+#include "harness/config/run_config.h"
+#include "harness/data/shard.h"
+
+namespace attnbench::train {
+
+struct TrainingData {
+  std::vector<data::ShardReader> train;
+  std::vector<data::ShardReader> val;  // empty when data.val = ""
+};
+
+// Checks the configuration alone (no files): batch_tokens a multiple of batch_size *
+// context_length, Mask@k position inside the window and id inside the vocabulary, device.
+void check_training_config(const config::RunConfig& cfg);
+
+// check_training_config, then opens and validates every shard. Throws UsageError.
+TrainingData preflight(const config::RunConfig& cfg);
+
+// Micro-batches per optimizer step: batch_tokens / (batch_size * context_length), 1 when
+// batch_tokens is 0.
+int64_t accumulation_steps(const config::TrainConfig& train, const config::ModelConfig& model);
+
+}  // namespace attnbench::train

@@ -1,0 +1,207 @@
+#include "harness/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/common/error.h"
+#include "harness/train/checkpoint.h"
+#include "harness/train/checkpoint_dir.h"
+#include "harness/train/optimizer.h"
+#include "harness/train/preflight.h"
+#include "harness/train/progress.h"
+#include "harness/train/schedule.h"
+#include "harness/train/windows.h"
+
+namespace attnbench::train {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Mean next-token cross-entropy of windows [B, T + 1]: inputs are the first T tokens, targets the
+// last T.
+torch::Tensor window_loss(model::DecoderLMImpl& model, const torch::Tensor& windows) {
+  const int64_t t = windows.size(1) - 1;
+  auto logits = model.forward(windows.slice(1, 0, t));
+  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
+                                              windows.slice(1, 1, t + 1).reshape({-1}));
+}
+
+// Mean loss over every validation window (each has T targets, so this is the per-token mean).
+double validation_loss(model::DecoderLMImpl& model, const ValWindows& val, int64_t batch,
+                       int64_t context) {
+  if (val.count() == 0) return kNaN;
+  torch::NoGradGuard no_grad;
+  model.eval();
+  std::vector<int64_t> buf;
+  double sum = 0.0;
+  for (int64_t first = 0; first < val.count(); first += batch) {
+    const int64_t n = std::min(batch, val.count() - first);
+    buf.resize(static_cast<size_t>(n * (context + 1)));
+    val.fill(first, n, buf.data());
+    auto w = torch::from_blob(buf.data(), {n, context + 1}, torch::kLong);
+    sum += window_loss(model, w).item<double>() * static_cast<double>(n);
+  }
+  model.train();
+  return sum / static_cast<double>(val.count());
+}
+
+void write_status(const fs::path& run_dir, const TrainResult& r) {
+  auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+  nlohmann::json j = {{"status", r.status}, {"step", r.step}, {"train_loss", num(r.train_loss)},
+                      {"val_loss", num(r.val_loss)}};
+  write_file_atomic(run_dir / "status.json", j.dump(2) + "\n");
+}
+
+}  // namespace
+
+TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, MetricSink* sink,
+                      const TrainOptions& opts) {
+  TrainingData data = preflight(cfg);
+  const auto& tc = cfg.train;
+  const int64_t T = cfg.model.context_length, B = tc.batch_size;
+  const int64_t micro_steps = accumulation_steps(tc, cfg.model);
+  const int64_t tokens_per_step = micro_steps * B * T;
+
+  fs::create_directories(run_dir);
+  auto existing = find_checkpoint(run_dir);
+  if (existing) {
+    verify_checkpoint(*existing);
+    auto stored = read_checkpoint_config(*existing);
+    if (config::config_hash(stored) != config::config_hash(cfg)) {
+      throw UsageError("run folder " + run_dir.string() + " holds a checkpoint of a different run (" +
+                       config::config_hash(stored) + ", this config is " +
+                       config::config_hash(cfg) + "); use another --out folder");
+    }
+  }
+  if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
+
+  torch::manual_seed(static_cast<uint64_t>(tc.seed));
+  model::DecoderLM model(cfg);
+  model->train();
+  auto optimizer = make_adamw(*model, tc);
+  TrainWindows windows(&data.train, T, static_cast<uint64_t>(tc.seed),
+                       cfg.data.fixed_token_position, cfg.data.fixed_token_id);
+  ValWindows val(&data.val, T, tc.eval_tokens);
+
+  TrainState state;
+  state.train_starts = windows.total_starts();
+  Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet);
+  if (existing) {
+    state = restore_checkpoint(*existing, *model, optimizer.get());
+    if (state.train_starts != windows.total_starts()) {
+      throw UsageError("the training shards (" + cfg.data.train + ") changed since the checkpoint "
+                       "in " + existing->string() + " was written; resuming would not reproduce "
+                       "the run");
+    }
+    windows.set_cursor(state.data_cursor);
+    progress.note(fmt::format("resuming {} at step {}", run_dir.string(), state.step));
+  }
+  write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
+  // A fresh run starts an empty metrics file; a resumed one drops what was logged after its
+  // checkpoint (those steps are about to be redone, identically).
+  JsonlMetricSink jsonl(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
+  TeeSink metrics({&jsonl, sink});
+
+  auto checkpoint = [&] {
+    state.metrics_bytes = jsonl.flush();
+    state.data_cursor = windows.cursor();
+    save_checkpoint(run_dir, cfg, *model, *optimizer, state);
+  };
+  auto finish = [&](const std::string& status) {
+    progress.finish();
+    TrainResult r{status, state.step, state.train_loss, state.val_loss};
+    jsonl.flush();
+    write_status(run_dir, r);
+    return r;
+  };
+  if (state.step >= tc.steps) return finish("finished");
+
+  std::vector<int64_t> buf(static_cast<size_t>(B * (T + 1)));
+  auto params = model->parameters();
+  using clock = std::chrono::steady_clock;
+  while (state.step < tc.steps) {
+    auto start = clock::now();
+    const double lr = learning_rate(tc, state.step);
+    set_learning_rate(*optimizer, lr);
+    optimizer->zero_grad();
+    double loss_sum = 0.0;
+    for (int64_t m = 0; m < micro_steps; ++m) {
+      windows.next(B, buf.data());
+      auto w = torch::from_blob(buf.data(), {B, T + 1}, torch::kLong);
+      auto loss = window_loss(*model, w);
+      (loss / static_cast<double>(micro_steps)).backward();
+      loss_sum += loss.item<double>();
+    }
+    const double loss = loss_sum / static_cast<double>(micro_steps);
+    // Clip to grad_clip (0 = off: the norm is still measured, for the log and the guard).
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(
+        params, tc.grad_clip > 0 ? tc.grad_clip : std::numeric_limits<double>::infinity());
+    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
+      // Divergence guard: no update from a non-finite loss or gradient; the last checkpoint stays.
+      state.train_loss = loss;
+      metrics.log_metric("train/loss", state.step + 1, loss);
+      progress.note(fmt::format("diverged at step {}: loss {}, gradient norm {}; the last good "
+                                "checkpoint is kept",
+                                state.step + 1, loss, grad_norm));
+      return finish("diverged");
+    }
+    optimizer->step();
+    state.step += 1;
+    state.train_loss = loss;
+    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+
+    metrics.log_metric("train/loss", state.step, loss);
+    metrics.log_metric("train/lr", state.step, lr);
+    metrics.log_metric("train/grad_norm", state.step, grad_norm);
+    if (state.step % std::max<int64_t>(1, tc.log_interval) == 0) {
+      metrics.log_metric("train/tokens_per_s", state.step,
+                         static_cast<double>(tokens_per_step) / seconds);
+    }
+    progress.step(state.step, loss, lr, tokens_per_step, seconds);
+
+    const bool last = state.step == tc.steps;
+    if (last || (tc.eval_interval > 0 && state.step % tc.eval_interval == 0)) {
+      state.val_loss = validation_loss(*model, val, B, T);
+      if (std::isfinite(state.val_loss)) {
+        metrics.log_metric("val/loss", state.step, state.val_loss);
+        progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
+      }
+    }
+    const bool stop = !last && opts.should_stop && opts.should_stop();
+    if (last || stop || (tc.checkpoint_interval > 0 && state.step % tc.checkpoint_interval == 0)) {
+      checkpoint();
+    }
+    if (stop) {
+      progress.note(fmt::format("interrupted at step {}; checkpoint saved, run the same command "
+                                "to resume",
+                                state.step));
+      return finish("interrupted");
+    }
+  }
+  return finish("finished");
+}
+
+LoadedModel load_checkpoint(const fs::path& run_dir) {
+  auto dir = find_checkpoint(run_dir);
+  if (!dir) {
+    throw UsageError("no checkpoint in " + run_dir.string() +
+                     " (expected " + (run_dir / "checkpoint").string() + "/, written by attnbench train)");
+  }
+  verify_checkpoint(*dir);  // before reading any of its files
+  LoadedModel out;
+  out.cfg = read_checkpoint_config(*dir);
+  out.model = model::DecoderLM(out.cfg);
+  out.step = restore_checkpoint(*dir, *out.model, nullptr).step;
+  out.model->eval();
+  return out;
+}
+
+}  // namespace attnbench::train

@@ -1,0 +1,44 @@
+// One training run into a run folder (DESIGN.md, training; docs/training.md): AdamW with warmup +
+// cosine, gradient clipping and accumulation, fp32 on CPU; atomic checkpoints with exact resume;
+// a divergence guard; progress; validation loss; metrics to a sink and to metrics.jsonl.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "harness/config/run_config.h"
+#include "harness/model/decoder.h"
+#include "harness/train/metric_sink.h"
+
+namespace attnbench::train {
+
+struct TrainOptions {
+  bool quiet = false;                // no progress output
+  std::function<bool()> should_stop; // polled after every step: true = checkpoint and return
+                                     // status "interrupted" (Ctrl-C)
+};
+
+struct TrainResult {
+  std::string status;  // finished | diverged | interrupted
+  int64_t step = 0;    // optimizer steps completed (and kept in the checkpoint unless diverged)
+  double train_loss = 0.0;  // the last step's loss (the non-finite one when diverged)
+  double val_loss = 0.0;    // the last validation loss; NaN when there is no validation data
+};
+
+// Trains `cfg` in `run_dir`, resuming from its checkpoint when there is one (the checkpoint's
+// config must have the same run id, config::config_hash). Validates the config and every shard
+// first (UsageError). Writes run_dir/{config.json, metrics.jsonl, status.json, checkpoint/}.
+TrainResult train_run(const config::RunConfig& cfg, const std::filesystem::path& run_dir,
+                      MetricSink* sink = nullptr, const TrainOptions& opts = {});
+
+struct LoadedModel {
+  config::RunConfig cfg;
+  model::DecoderLM model{nullptr};  // in eval mode
+  int64_t step = 0;
+};
+
+// The model of run_dir's checkpoint (verified; UsageError when missing or corrupt).
+LoadedModel load_checkpoint(const std::filesystem::path& run_dir);
+
+}  // namespace attnbench::train

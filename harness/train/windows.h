@@ -1,0 +1,59 @@
+// Token windows from llm.c shards (DESIGN.md, data loader). A window is T + 1 consecutive tokens of
+// one shard: inputs are its first T, targets its last T.
+//
+// Training windows are drawn uniformly at random over every valid start in every shard, from a
+// counter-based generator: window n of a run with seed s starts at mix(s, n), so the sampler's whole
+// state is the number of windows drawn (the cursor in a checkpoint) and a resumed run draws exactly
+// the windows the uninterrupted run would have.
+// Validation windows are sequential and non-overlapping in their targets: starts 0, T, 2T, ... of
+// each shard in order, as many as cover `max_tokens` targets.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "harness/data/shard.h"
+
+namespace attnbench::train {
+
+class TrainWindows {
+ public:
+  // `shards` must each hold at least `context_length` + 1 tokens (checked by preflight).
+  // Mask@k (PAPER_NOTES 6): when fixed_token_position >= 0, token fixed_token_position of every
+  // window (an input position, 0-based; also the target of the position before it) is replaced by
+  // fixed_token_id.
+  TrainWindows(const std::vector<data::ShardReader>* shards, int64_t context_length, uint64_t seed,
+               int64_t fixed_token_position = -1, int64_t fixed_token_id = 0);
+
+  // Writes the next `n` windows, n * (T + 1) tokens, into `out` and advances the cursor by n.
+  void next(int64_t n, int64_t* out);
+
+  int64_t cursor() const { return cursor_; }
+  void set_cursor(int64_t cursor) { cursor_ = cursor; }
+  // Every valid start over all shards (sum of size - T per shard).
+  uint64_t total_starts() const { return total_starts_; }
+
+ private:
+  const std::vector<data::ShardReader>* shards_;
+  int64_t window_;
+  uint64_t seed_;
+  int64_t fixed_position_, fixed_id_;
+  std::vector<uint64_t> cumulative_starts_;  // prefix sums of each shard's valid starts
+  uint64_t total_starts_ = 0;
+  int64_t cursor_ = 0;
+};
+
+class ValWindows {
+ public:
+  ValWindows(const std::vector<data::ShardReader>* shards, int64_t context_length,
+             int64_t max_tokens);
+  int64_t count() const { return static_cast<int64_t>(starts_.size()); }
+  // Windows [first, first + n) into `out` (n * (T + 1) tokens).
+  void fill(int64_t first, int64_t n, int64_t* out) const;
+
+ private:
+  const std::vector<data::ShardReader>* shards_;
+  int64_t window_;
+  std::vector<std::pair<size_t, int64_t>> starts_;  // (shard, offset)
+};
+
+}  // namespace attnbench::train
