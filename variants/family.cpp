@@ -125,10 +125,10 @@ FamilyAttentionImpl::FamilyAttentionImpl(const VariantContext& ctx)
   }
 }
 
-kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x) {
+kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torch::Device& device) {
   kernels::FamilySpec s;
   if (alibi_slopes_.defined()) {
-    if (alibi_slopes_.device() != x.device()) alibi_slopes_ = alibi_slopes_.to(x.device());
+    if (alibi_slopes_.device() != device) alibi_slopes_ = alibi_slopes_.to(device);
     s.alibi_slopes = alibi_slopes_;
   }
   s.distance_bias = distance_bias_;
@@ -149,7 +149,7 @@ torch::Tensor FamilyAttentionImpl::forward(const torch::Tensor& q, const torch::
     qr = apply_rope(q, rope_theta_);
     kr = apply_rope(k, rope_theta_);
   }
-  const kernels::FamilySpec s = spec(x);
+  const kernels::FamilySpec s = spec(x, q.device());
   const auto device = q.device().type();
   const kernels::FusedKernel* fused = choose_fused_kernel(
       backend_, kernels::find_fused_kernel(device), c10::DeviceTypeName(device, true),

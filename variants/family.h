@@ -44,8 +44,9 @@ class FamilyAttentionImpl : public AttentionVariantImpl {
   torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const torch::Tensor& x, torch::Tensor* weights = nullptr) override;
 
-  // The kernel-level description of this layer for hidden input x [B, T, C].
-  kernels::FamilySpec spec(const torch::Tensor& x);
+  // The kernel-level description of this layer for queries on `device` and hidden input
+  // x [B, T, C] (read only by the per-token tau form).
+  kernels::FamilySpec spec(const torch::Tensor& x, const torch::Device& device);
 
  private:
   std::string backend_;

@@ -54,14 +54,32 @@ CATCH_TEST_CASE("a variant on CPU runs the registered fused kernel, or eager/an 
                                                         "for device cpu"));
     CATCH_CHECK(torch::equal(automatic->forward(q, k, v, x), reference));
   } else {
-    // The kernel's own accuracy is tested in tests/kernels; here: it is the one dispatched to.
-    CATCH_CHECK((fused->forward(q, k, v, x) - reference).abs().max().item<double>() < 1e-4);
-    CATCH_CHECK((automatic->forward(q, k, v, x) - reference).abs().max().item<double>() < 1e-4);
+    // The kernel's own accuracy is tested in tests/kernels; here: "fused" and "auto" both run it
+    // (its autograd node, not eager's), and it computes the same attention.
+    auto qg = q.clone().requires_grad_(true);
+    auto by_fused = fused->forward(qg, k, v, x), by_auto = automatic->forward(qg, k, v, x);
+    auto by_eager = eager->forward(qg, k, v, x);
+    CATCH_CHECK(by_fused.grad_fn()->name() == by_auto.grad_fn()->name());
+    CATCH_CHECK(by_fused.grad_fn()->name() != by_eager.grad_fn()->name());
+    CATCH_CHECK((by_fused - reference).abs().max().item<double>() < 1e-4);
+    CATCH_CHECK((by_auto - reference).abs().max().item<double>() < 1e-4);
   }
   // Weights requested: eager even under "fused", with identical results.
   torch::Tensor w;
   CATCH_CHECK(torch::equal(fused->forward(q, k, v, x, &w), reference));
   CATCH_CHECK(w.sizes() == torch::IntArrayRef({B, H, T, T}));
+}
+
+CATCH_TEST_CASE("a device without a fused kernel: fused is a clear error") {
+  // No fused kernel exists for the meta device (shapes only, no data), whatever kernels/ provides.
+  CATCH_REQUIRE(kernels::find_fused_kernel(torch::kMeta) == nullptr);
+  const test::Case plain{"softmax", {{"position", config::Value{std::string("none")}}}};
+  auto meta = torch::TensorOptions().device(torch::kMeta);
+  auto q = torch::empty({1, 2, 5, 4}, meta), x = torch::empty({1, 5, 8}, meta);
+  auto fused = make_variant(test::context(plain, 2, 4, 8, "fused"));
+  CATCH_REQUIRE_THROWS_WITH(fused->forward(q, q, q, x),
+                            Catch::Matchers::Contains("no fused attention kernel is registered "
+                                                      "for device meta"));
 }
 
 CATCH_TEST_CASE("an unknown backend is rejected when the variant is built") {

@@ -140,3 +140,22 @@ CATCH_TEST_CASE("lazy at init (tau = -1) zeroes exactly the weights <= 1/n_i") {
   CATCH_CHECK(u.abs().max().item<double>() == 0.0);
   CATCH_CHECK(out.abs().max().item<double>() == 0.0);
 }
+
+CATCH_TEST_CASE("bf16 inputs: the elastic threshold runs in float32, the output keeps bf16") {
+  // PAPER_NOTES 1.3: in bf16, p + tau/i near tau = -1 rounds wrongly, so the normaliser works in
+  // float32 whatever the input dtype.
+  const int64_t B = 1, H = 2, T = 16, D = 8, C = 8;
+  torch::manual_seed(13);
+  auto bf16 = torch::kBFloat16;
+  auto q = torch::randn({B, H, T, D}).to(bf16), k = torch::randn({B, H, T, D}).to(bf16);
+  auto v = torch::randn({B, H, T, D}).to(bf16), x = torch::randn({B, T, C});
+  auto lazy = make_variant(test::context({"lazy", {}}, H, D, C));
+  torch::Tensor w;
+  auto out = lazy->forward(q, k, v, x, &w);
+  CATCH_CHECK(out.scalar_type() == bf16);
+  CATCH_CHECK(w.scalar_type() == torch::kFloat32);
+  // Exactly uniform rows (all scores equal) are dropped entirely, as in float64.
+  torch::Tensor u;
+  lazy->forward(torch::zeros_like(q), k, v, x, &u);
+  CATCH_CHECK(u.abs().max().item<double>() == 0.0);
+}
