@@ -5,7 +5,6 @@
 
 #include <torch/torch.h>
 
-#include <catch2/catch.hpp>
 #include <functional>
 #include <limits>
 #include <random>
@@ -14,9 +13,13 @@
 
 #include "kernels/attention_family.h"
 #include "kernels/cpu/family_kernel.h"
+#include "kernels/torch_compat.h"
 #include "variants/eager.h"
 #include "variants/elastic.h"
 #include "variants/position.h"
+
+// After every torch header (TOOLCHAIN.md: glog's CHECK).
+#include <catch2/catch.hpp>
 
 namespace {
 
@@ -316,4 +319,17 @@ CATCH_TEST_CASE("bad inputs are rejected with a message") {
   spec.tau = torch::zeros({3});
   CATCH_REQUIRE_THROWS_WITH(attnbench::kernels::cpu::fused_family_attention(q, q, q, spec),
                             Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+}
+
+CATCH_TEST_CASE("fused softmax equals LibTorch's own causal attention") {
+  // An outside reference that shares no code with ours (kernels/torch_compat.h).
+  torch::manual_seed(std::random_device{}());
+  for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
+    auto o = torch::TensorOptions().dtype(dtype);
+    auto q = torch::randn({2, 3, 131, 32}, o), k = torch::randn({2, 3, 131, 32}, o),
+         v = torch::randn({2, 3, 131, 32}, o);
+    auto want = attnbench::kernels::torch_causal_attention(q, k, v);
+    auto got = attnbench::kernels::cpu::fused_family_attention(q, k, v, FamilySpec{});
+    CATCH_CHECK(relative_error(got, want) < (dtype == torch::kDouble ? 1e-10 : 1e-5));
+  }
 }
