@@ -61,7 +61,7 @@ CATCH_TEST_CASE("a new database gets the current schema, WAL and its tables") {
   }
 }
 
-CATCH_TEST_CASE("an empty version-0 file is migrated; a newer schema is refused clearly") {
+CATCH_TEST_CASE("an empty version-0 file is migrated and a newer schema is refused clearly") {
   TempDir dir;
   auto path = dir / "r.db";
   { Db raw(path, false); raw.exec("CREATE TABLE unrelated(x)"); }  // user_version 0
@@ -142,7 +142,7 @@ CATCH_TEST_CASE("forked processes racing for one run: exactly one wins") {
   CATCH_CHECK(losers == kChildren - 1);
 }
 
-CATCH_TEST_CASE("a claim held by a dead process is reclaimed; a live one is not") {
+CATCH_TEST_CASE("a claim held by a dead process is reclaimed, a live one is not") {
   TempDir dir;
   auto path = dir / "r.db";
   Store parent = Store::open(path);
