@@ -1,0 +1,23 @@
+// A trained model for evaluation or export: `--checkpoint DIR` names either a run folder (its
+// current checkpoint is used, train/checkpoint_dir.h) or a checkpoint folder itself. The
+// checkpoint is verified against its manifest before anything is read.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+
+#include "harness/config/run_config.h"
+#include "harness/model/decoder.h"
+
+namespace attnbench::evals {
+
+struct LoadedModel {
+  config::RunConfig cfg;
+  model::DecoderLM model{nullptr};
+  int64_t step = 0;
+  std::filesystem::path checkpoint;  // the folder actually read
+};
+
+// Throws UsageError when DIR holds no complete checkpoint or fails verification.
+LoadedModel load_model(const std::filesystem::path& dir);
+
+}  // namespace attnbench::evals

@@ -1,0 +1,101 @@
+// The evaluation driver: tasks -> lm-eval requests -> log-likelihoods -> metrics, for `attnbench
+// eval` and the sweep runner. Protocol: EVAL_PROTOCOL.md sections 2-3; docs/evaluation.md.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evals/encode_pair.h"
+#include "evals/language_model.h"
+#include "evals/loglikelihood.h"
+#include "evals/metrics.h"
+#include "evals/tasks/task.h"
+
+namespace attnbench::data {
+class Tokenizer;
+}
+
+namespace attnbench::evals {
+
+// Stored with every result: which lm-eval version's zero-shot protocol, and which revision of our
+// implementation of it. Bump the attnbench-N suffix whenever a number could change.
+constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-1";
+
+struct EvalOptions {
+  int64_t limit = 0;        // score only the first N documents of each task (0 = all): lm-eval --limit
+  int64_t batch_size = 32;  // model rows per forward pass
+  BosPolicy bos = BosPolicy::None;
+  int64_t bootstrap_iters = kDefaultBootstrapIters;  // perplexity stderr; <= 0 = none
+  bool log_samples = false;                          // keep per-request results in the report
+  std::filesystem::path data_root;                   // <root>/<task>/ (harness/common/paths.h)
+  std::FILE* progress = nullptr;  // progress lines go here (nullptr = silent)
+};
+
+struct MetricValue {
+  std::string name;                  // acc, acc_norm, perplexity, word_perplexity, ...
+  double value = 0;
+  std::optional<double> std_error;   // lm-eval's <metric>_stderr; nullopt where it reports none
+};
+
+// One scored request (--log-samples).
+struct SampleResult {
+  int64_t doc = 0;      // Doc::index
+  int64_t request = 0;  // choice index, or rolling window index
+  double loglikelihood = 0;
+  bool is_greedy = false;
+  bool is_gold = false;
+  int64_t tokens = 0;   // continuation tokens scored
+};
+
+struct TaskReport {
+  std::string task;
+  int64_t n = 0;         // documents scored
+  int64_t requests = 0;  // log-likelihood requests (choices, windows)
+  std::vector<MetricValue> metrics;  // in the order of TaskSpec::metrics
+  std::vector<SampleResult> samples;  // only with log_samples
+  double seconds = 0;                 // wall time of the task (encoding, model, scoring)
+  ForwardStats forward;               // of which in the model's forward pass
+  const MetricValue* find(const std::string& metric) const;
+};
+
+struct EvalReport {
+  std::string protocol = kProtocolVersion;
+  BosPolicy bos = BosPolicy::None;
+  int64_t limit = 0;
+  std::vector<TaskReport> tasks;
+};
+
+// One request as lm-eval's Instance.arguments (for --dump-requests): rolling requests have an empty
+// context and the whole scored document (Doc::text) as continuation.
+struct RequestRecord {
+  std::string task;
+  int64_t doc = 0;
+  int64_t request = 0;
+  std::string context;
+  std::string continuation;
+};
+
+// The first `limit` documents (all when limit <= 0).
+std::vector<Doc> apply_limit(std::vector<Doc> docs, int64_t limit);
+
+std::vector<RequestRecord> request_records(const std::string& task, OutputType type,
+                                           const std::vector<Doc>& docs);
+
+// Scores already loaded documents of one task (tests use this with hand-made docs).
+TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const std::string& task,
+                         OutputType type, const std::vector<std::string>& metrics,
+                         const std::vector<Doc>& docs, const EvalOptions& options);
+
+// Loads each task (find_task(name).load(options.data_root)), applies the limit and scores it.
+EvalReport evaluate(LanguageModel& model, const TextEncoder& encode,
+                    const std::vector<std::string>& tasks, const EvalOptions& options);
+EvalReport evaluate(LanguageModel& model, const data::Tokenizer& tokenizer,
+                    const std::vector<std::string>& tasks, const EvalOptions& options);
+
+// The GPT-2 tokenizer as a TextEncoder.
+TextEncoder text_encoder(const data::Tokenizer& tokenizer);
+
+}  // namespace attnbench::evals

@@ -1,0 +1,45 @@
+// `attnbench export`: a model's tensors for other tools (docs/evaluation.md, "Export").
+//   <out>/model.safetensors   every parameter and buffer under attnbench's own module names
+//                             (embedding.weight, blocks.N.attn.q.weight, ..., lm_head.weight)
+//   <out>/config.json         the resolved run config, run id, step and the naming scheme
+//   <out>/llama/              softmax + RoPE models only: config.json (LlamaForCausalLM) and
+//                             model.safetensors under Hugging Face Llama names, loadable by
+//                             transformers' LlamaForCausalLM.from_pretrained(<out>/llama)
+#pragma once
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "evals/export_safetensors.h"
+#include "harness/config/run_config.h"
+#include "harness/model/decoder.h"
+
+namespace attnbench::evals {
+
+// Every parameter and buffer of the model under its module path.
+std::vector<NamedTensor> native_tensors(const model::DecoderLM& model);
+
+// The Llama layout, or an empty list with `why_not` set when the model is not a plain softmax +
+// RoPE decoder (other variants have scores LlamaForCausalLM cannot compute). Embedding and head
+// keep only the real vocabulary rows (vocab_size, not the padded size), so that transformers'
+// log_softmax runs over the same tokens as attnbench's evaluation. Our RoPE pairs dimension d with
+// d + D/2 (variants/position.h), which is Hugging Face's rotate_half convention: q and k weights
+// are copied without permutation.
+std::vector<NamedTensor> llama_tensors(const model::DecoderLM& model, const config::RunConfig& cfg,
+                                       std::string* why_not);
+nlohmann::json llama_config(const config::RunConfig& cfg);
+
+struct ExportSummary {
+  std::vector<std::filesystem::path> files;
+  bool llama = false;
+  std::string llama_skipped;  // why no Llama layout was written
+};
+
+ExportSummary export_model(const model::DecoderLM& model, const config::RunConfig& cfg,
+                           int64_t step, const std::filesystem::path& out_dir);
+
+}  // namespace attnbench::evals
