@@ -1,6 +1,8 @@
 #include "variants/family.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "harness/common/error.h"
 #include "variants/eager.h"
