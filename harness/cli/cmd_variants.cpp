@@ -11,8 +11,8 @@
 namespace attnbench::cli {
 namespace {
 
-nlohmann::json value_json(const config::Value& v) {
-  return std::visit([](const auto& x) { return nlohmann::json(x); }, v);
+nlohmann::ordered_json value_json(const config::Value& v) {
+  return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
 }
 
 // "when normalizer is elastic and tau_form is per_token"; "" when the parameter always applies.
@@ -25,17 +25,17 @@ std::string condition_text(const config::ParamSpec& p) {
   return s;
 }
 
-nlohmann::json to_json(const config::VariantSchema& s) {
-  nlohmann::json params = nlohmann::json::array();
+nlohmann::ordered_json to_json(const config::VariantSchema& s) {
+  nlohmann::ordered_json params = nlohmann::ordered_json::array();
   for (auto& p : s.params) {
-    nlohmann::json applies = nlohmann::json::object();
+    nlohmann::ordered_json applies = nlohmann::ordered_json::object();
     for (auto& [key, values] : p.applies_if) applies[key] = values;
     params.push_back({{"name", p.name},
                       {"type", config::type_name(p.type)},
                       {"default", value_json(p.default_value)},
                       {"allowed", p.allowed},
-                      {"min", p.min ? nlohmann::json(*p.min) : nlohmann::json()},
-                      {"max", p.max ? nlohmann::json(*p.max) : nlohmann::json()},
+                      {"min", p.min ? nlohmann::ordered_json(*p.min) : nlohmann::ordered_json()},
+                      {"max", p.max ? nlohmann::ordered_json(*p.max) : nlohmann::ordered_json()},
                       {"doc", p.doc},
                       {"applies_if", applies}});
   }
@@ -60,7 +60,7 @@ void print_table(const config::VariantSchema& s) {
 
 int run(const std::string& format) {
   if (format == "json") {
-    nlohmann::json all = nlohmann::json::array();
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
     for (auto& name : config::variant_names()) all.push_back(to_json(*config::find_variant_schema(name)));
     std::cout << all.dump(2) << "\n";
     return 0;
