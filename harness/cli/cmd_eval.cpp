@@ -1,0 +1,217 @@
+// `attnbench eval`: zero-shot evaluation of a checkpoint with lm-evaluation-harness's protocol
+// (docs/evaluation.md). Results print as a table or JSON and, when a results store is configured
+// (--db or $ATTNBENCH_DB), go to its evals table keyed by (run, task, metric).
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evals/checkpoint_model.h"
+#include "evals/decoder_lm_adapter.h"
+#include "evals/evaluator.h"
+#include "harness/cli/command.h"
+#include "harness/cli/runtime.h"
+#include "harness/common/error.h"
+#include "harness/common/paths.h"
+#include "harness/config/run_config.h"
+#include "harness/data/tokenizer.h"
+#include "results/store.h"
+
+namespace attnbench::cli {
+namespace {
+
+struct Options {
+  std::string checkpoint;
+  std::string tasks;
+  int64_t limit = -1;       // -1 = the checkpoint config's eval.limit
+  int64_t batch_size = 0;   // 0 = the checkpoint config's eval.batch_size
+  std::string format = "table";
+  bool log_samples = false;
+  std::string dump_requests;
+  std::string bos;          // "" = the checkpoint config's eval.bos
+  std::string data_dir;
+  std::string db;
+  int64_t bootstrap_iters = evals::kDefaultBootstrapIters;
+  int threads = 0;
+};
+
+nlohmann::json report_json(const evals::EvalReport& report, const std::string& run_id,
+                           int64_t step) {
+  nlohmann::json results = nlohmann::json::object(), tasks = nlohmann::json::array();
+  for (const auto& t : report.tasks) {
+    nlohmann::json r = nlohmann::json::object(), metrics = nlohmann::json::array();
+    for (const auto& m : t.metrics) {
+      // lm-eval's result keys: "<metric>,<filter>" and "<metric>_stderr,<filter>".
+      r[m.name + ",none"] = m.value;
+      r[m.name + "_stderr,none"] = m.std_error ? nlohmann::json(*m.std_error) : nlohmann::json("N/A");
+      metrics.push_back({{"name", m.name},
+                         {"value", m.value},
+                         {"stderr", m.std_error ? nlohmann::json(*m.std_error) : nlohmann::json()}});
+    }
+    results[t.task] = r;
+    tasks.push_back({{"task", t.task},
+                     {"n", t.n},
+                     {"requests", t.requests},
+                     {"metrics", metrics},
+                     {"seconds", t.seconds},
+                     {"forward_seconds", t.forward.forward_seconds}});
+  }
+  return {{"run_id", run_id},  {"step", step},   {"protocol", report.protocol},
+          {"bos", evals::to_string(report.bos)}, {"limit", report.limit},
+          {"results", results}, {"tasks", tasks}};
+}
+
+void print_table(const evals::EvalReport& report) {
+  fmt::print("{:<16} {:<16} {:>10} {:>10} {:>7}\n", "task", "metric", "value", "stderr", "n");
+  for (const auto& t : report.tasks) {
+    for (const auto& m : t.metrics) {
+      fmt::print("{:<16} {:<16} {:>10.4f} {:>10} {:>7}\n", t.task, m.name, m.value,
+                 m.std_error ? fmt::format("{:.4f}", *m.std_error) : "N/A", t.n);
+    }
+  }
+  fmt::print("protocol {}, bos {}{}\n", report.protocol, evals::to_string(report.bos),
+             report.limit > 0 ? fmt::format(", limit {} (not comparable to full runs)", report.limit)
+                              : "");
+}
+
+// The store needs the run row before its evals: a checkpoint trained outside any store is
+// registered as a finished standalone run under its config hash.
+void ensure_run(results::Store& store, const config::RunConfig& cfg, const std::string& run_id,
+                int threads) {
+  if (store.run(run_id)) return;
+  std::vector<results::Param> params;
+  for (const auto& [key, value] : config::flatten(cfg)) {
+    params.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
+  }
+  results::RunMetadata meta;
+  meta.device = "cpu";
+  meta.blas = loaded_blas();
+  meta.threads = threads;
+  meta.attnbench_version = ATTNBENCH_VERSION;
+  meta.torch_version = TORCH_VERSION;
+  auto claim = store.claim_run(run_id, "", "", config::canonical_json(cfg), params, meta);
+  if (claim.claimed) store.set_status(run_id, results::RunStatus::Finished);
+}
+
+int run(Options o) {
+  const int threads = init_threads(o.threads);
+  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  const config::EvalConfig& ec = loaded.cfg.eval;
+
+  std::string task_spec = o.tasks;
+  if (task_spec.empty()) task_spec = ec.tasks.empty() ? "paper" : join(ec.tasks, ",");
+  const std::vector<std::string> tasks = evals::expand_task_list(task_spec);
+
+  evals::EvalOptions opt;
+  opt.limit = o.limit >= 0 ? o.limit : ec.limit;
+  opt.batch_size = o.batch_size > 0 ? o.batch_size : ec.batch_size;
+  opt.bos = evals::parse_bos_policy(o.bos.empty() ? ec.bos : o.bos);
+  opt.bootstrap_iters = o.bootstrap_iters;
+  opt.log_samples = o.log_samples;
+  opt.data_root = data_root(o.data_dir);
+  opt.progress = stderr;
+  if (o.format != "table" && o.format != "json") {
+    throw UsageError("--format " + o.format + ": expected table or json" +
+                     did_you_mean(o.format, {"table", "json"}));
+  }
+
+  // Everything the run needs is checked before the first forward pass.
+  const auto tokenizer_dir = require_data_file("gpt2_tokenizer/encoder.json", o.data_dir).parent_path();
+  data::Tokenizer tokenizer = data::Tokenizer::load(tokenizer_dir);
+  std::vector<std::vector<evals::Doc>> docs;
+  for (const auto& name : tasks) {
+    docs.push_back(evals::apply_limit(evals::find_task(name).load(opt.data_root), opt.limit));
+  }
+  std::unique_ptr<results::Store> store;
+  const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
+  if (want_store) store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
+
+  if (!o.dump_requests.empty()) {
+    std::ofstream out(o.dump_requests);
+    if (!out) throw UsageError("--dump-requests " + o.dump_requests + ": cannot write");
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto& spec = evals::find_task(tasks[i]);
+      for (const auto& r : evals::request_records(spec.name, spec.type, docs[i])) {
+        out << nlohmann::json{{"task", r.task},
+                              {"doc_id", r.doc},
+                              {"request", r.request},
+                              {"context", r.context},
+                              {"continuation", r.continuation}}
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+            << "\n";
+      }
+    }
+  }
+
+  evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
+  evals::TextEncoder encode = evals::text_encoder(tokenizer);
+  evals::EvalReport report;
+  report.bos = opt.bos;
+  report.limit = opt.limit;
+  const std::string run_id = config::config_hash(loaded.cfg);
+  if (store) ensure_run(*store, loaded.cfg, run_id, threads);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const auto& spec = evals::find_task(tasks[i]);
+    evals::TaskReport t =
+        evals::evaluate_docs(lm, encode, spec.name, spec.type, spec.metrics, docs[i], opt);
+    if (store) {  // each task is one transaction, written as soon as it is done
+      std::vector<results::EvalRow> rows;
+      for (const auto& m : t.metrics) {
+        rows.push_back({t.task, m.name, m.value, m.std_error, t.n, opt.limit,
+                        evals::kProtocolVersion, evals::to_string(opt.bos)});
+      }
+      store->record_evals(run_id, rows);
+      if (o.log_samples) {
+        std::vector<results::Sample> samples;
+        for (const auto& s : t.samples) {
+          samples.push_back({t.task, s.doc, s.request, s.loglikelihood, s.is_greedy, s.is_gold,
+                             s.tokens});
+        }
+        store->record_samples(run_id, samples);
+      }
+    }
+    report.tasks.push_back(std::move(t));
+  }
+
+  if (o.format == "json") {
+    std::cout << report_json(report, run_id, loaded.step).dump(2) << "\n";
+  } else {
+    fmt::print("run {} step {} ({})\n", run_id, loaded.step, loaded.checkpoint.string());
+    print_table(report);
+  }
+  return 0;
+}
+
+RegisterCommand reg(
+    "eval", "Zero-shot evaluation of a checkpoint with lm-evaluation-harness's protocol",
+    [](CLI::App& app) {
+      auto o = std::make_shared<Options>();
+      app.add_option("--checkpoint", o->checkpoint, "run folder or checkpoint folder")->required();
+      app.add_option("--tasks", o->tasks,
+                     "comma-separated task names, 'paper' (the nine of the paper's tables) or "
+                     "'all' (default: the config's eval.tasks, else paper)");
+      app.add_option("--limit", o->limit, "score only the first N documents of each task");
+      app.add_option("--batch-size", o->batch_size, "model rows per forward pass")
+          ->check(CLI::PositiveNumber);
+      app.add_option("--format", o->format, "table | json");
+      app.add_flag("--log-samples", o->log_samples,
+                   "store every request's log-likelihood in the samples table");
+      app.add_option("--dump-requests", o->dump_requests,
+                     "write every (task, doc_id, context, continuation) as JSONL");
+      app.add_option("--bos", o->bos, "BOS policy: none | prepend (default: the config's eval.bos)");
+      app.add_option("--data-dir", o->data_dir, "data root (default: $ATTNBENCH_DATA)");
+      app.add_option("--db", o->db, "results database (default: $ATTNBENCH_DB; none when unset)");
+      app.add_option("--bootstrap-iters", o->bootstrap_iters,
+                     "bootstrap resamples for the perplexity stderr (lm-eval's default 100000; "
+                     "0 = none)");
+      app.add_option("--threads", o->threads, "intra-op threads (default: $OMP_NUM_THREADS, else all)");
+      return [o] { return run(*o); };
+    });
+
+}  // namespace
+}  // namespace attnbench::cli
