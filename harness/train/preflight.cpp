@@ -67,14 +67,14 @@ void check_training_config(const config::RunConfig& cfg) {
     throw UsageError("train.device = \"cuda\": this trainer runs fp32 on CPU only so far; use "
                      "train.device = \"cpu\" or \"auto\"");
   }
-  if (cfg.data.train.empty()) {
-    throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
-                     "them or a glob), e.g. made by `attnbench data prepare`");
-  }
 }
 
 TrainingData preflight(const config::RunConfig& cfg) {
   check_training_config(cfg);
+  if (cfg.data.train.empty()) {
+    throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
+                     "them or a glob), e.g. made by `attnbench data prepare`");
+  }
   TrainingData d;
   d.train = open_shards("data.train", cfg.data.train, cfg);
   if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, cfg);

@@ -14,7 +14,7 @@ struct TrainingData {
   std::vector<data::ShardReader> val;  // empty when data.val = ""
 };
 
-// Checks the configuration alone (no files): batch_tokens a multiple of batch_size *
+// Checks the configuration alone (no files; data.train may be unset): batch_tokens a multiple of batch_size *
 // context_length, Mask@k position inside the window and id inside the vocabulary, device.
 void check_training_config(const config::RunConfig& cfg);
 
