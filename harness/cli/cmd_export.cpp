@@ -1,0 +1,47 @@
+// `attnbench export`: a checkpoint's tensors as safetensors plus a config JSON, and for softmax +
+// RoPE models a Hugging Face Llama layout (evals/model_export.h, docs/evaluation.md).
+#include <torch/torch.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "evals/checkpoint_model.h"
+#include "evals/model_export.h"
+#include "harness/cli/command.h"
+#include "harness/common/error.h"
+
+namespace attnbench::cli {
+namespace {
+
+struct Options {
+  std::string checkpoint;
+  std::string out;
+  std::string format = "safetensors";
+};
+
+int run(const Options& o) {
+  if (o.format != "safetensors") {
+    throw UsageError("--format " + o.format + ": only safetensors is supported" +
+                     did_you_mean(o.format, {"safetensors"}));
+  }
+  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  evals::ExportSummary s = evals::export_model(loaded.model, loaded.cfg, loaded.step, o.out);
+  for (const auto& f : s.files) fmt::print("wrote {}\n", f.string());
+  if (!s.llama) fmt::print("no Llama layout: {}\n", s.llama_skipped);
+  return 0;
+}
+
+RegisterCommand reg("export", "Write a checkpoint's tensors as safetensors (and a Llama layout)",
+                    [](CLI::App& app) {
+                      auto o = std::make_shared<Options>();
+                      app.add_option("--checkpoint", o->checkpoint,
+                                     "run folder or checkpoint folder")
+                          ->required();
+                      app.add_option("--out", o->out, "output folder")->required();
+                      app.add_option("--format", o->format, "safetensors (the only format)");
+                      return [o] { return run(*o); };
+                    });
+
+}  // namespace
+}  // namespace attnbench::cli
