@@ -1,0 +1,61 @@
+// Attention diagnostics of a decoder model on held-out tokens (DESIGN.md, Diagnostics;
+// docs/diagnostics.md): per layer and head the statistics of attention_stats.h, the learned
+// elastic offsets (tau per head, or the mean per-token offset g_h(x) over the text) and the learned
+// distance-bias profiles b[h, r]; and their conversion to the store's attn_stats rows, with layer
+// summaries (head = -1) and model summaries (layer = head = -1) for the sweep table.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "evals/diagnostics/attention_stats.h"
+#include "harness/model/decoder.h"
+#include "results/store.h"
+
+namespace attnbench::evals::diagnostics {
+
+struct DiagnosticsOptions {
+  int64_t window = 0;             // tokens per window; 0 = the model's context_length
+  int64_t max_tokens = 8192;      // tokens read from the text (whole windows; at least one window)
+  int64_t batch_size = 4;         // windows per forward pass
+  double sink_threshold = 0.3;    // sink rate: heads whose sink mass exceeds it
+  int64_t fixed_position = -1;    // Mask@k: position k of every window ...
+  int64_t fixed_token_id = 0;     // ... gets this token (as in training); -1 = off
+};
+
+struct ModelDiagnostics {
+  int64_t n_layer = 0, n_head = 0;
+  int64_t window = 0, windows = 0;  // window length and windows measured
+  double sink_threshold = 0.3;
+  int64_t fixed_position = -1;
+  std::vector<std::vector<HeadStats>> heads;  // [layer][head]
+  // Learned elastic offsets per [layer][head]: "tau" (per_head_over_len, per_head_const),
+  // "tau_offset_mean" (per_token: mean of g_h(x_i) over the text's tokens) or "" (softmax).
+  std::string tau_stat;
+  std::vector<std::vector<double>> tau;
+  // Learned distance bias b[h, r] per [layer][head][r], r < min(W, window); empty when absent.
+  std::vector<std::vector<std::vector<double>>> distance_bias;
+};
+
+// The windows of `tokens` the diagnostics read: consecutive, non-overlapping, `window` tokens each,
+// as many whole windows as fit in min(tokens.size(), max_tokens); when fewer than `window` tokens
+// exist, one shorter window of all of them. With fixed_position >= 0 token fixed_position of every
+// window is replaced by fixed_token_id (Mask@k, as training placed it). Returns [N, window] int64.
+torch::Tensor diagnostic_windows(const std::vector<int64_t>& tokens, const DiagnosticsOptions& opts);
+
+// Runs `model` (eval mode, eager weights) over the windows and measures everything above.
+ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>& tokens,
+                         const DiagnosticsOptions& opts);
+
+// The attention weights [T, T] of one layer and head on one window (heatmaps).
+torch::Tensor attention_map(model::DecoderLMImpl& model, const torch::Tensor& window,
+                            int64_t layer, int64_t head);
+
+// Store rows: per (layer, head) every HeadStats field plus tau and distance_bias (index r);
+// per layer (head -1) the means over its heads and its sink_rate; per model (layer -1, head -1)
+// the means over all layers and heads, sink_rate, and tokens (query rows per head).
+std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d);
+
+}  // namespace attnbench::evals::diagnostics

@@ -1,0 +1,243 @@
+// `attnbench attn-stats`: attention diagnostics of a checkpoint on held-out text (DESIGN.md,
+// Diagnostics; docs/diagnostics.md): per layer and head sink mass, sparsity, surviving row mass,
+// entropy, learned tau and distance bias; optionally a heatmap PNG of one layer and head and SVG
+// plots of the learned parameters. With --db (or $ATTNBENCH_DB) the statistics go to the store's
+// attn_stats table under the run id config::config_hash of the checkpoint's config.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evals/checkpoint_model.h"
+#include "evals/diagnostics/heatmap_png.h"
+#include "evals/diagnostics/learned_plots.h"
+#include "evals/diagnostics/model_diagnostics.h"
+#include "evals/diagnostics/text_source.h"
+#include "harness/cli/command.h"
+#include "harness/cli/runtime.h"
+#include "harness/common/error.h"
+#include "harness/config/run_config.h"
+#include "results/store.h"
+
+namespace attnbench::cli {
+namespace {
+
+namespace dx = evals::diagnostics;
+
+struct Options {
+  std::string checkpoint;
+  dx::TextSource source;
+  int64_t tokens = 8192;
+  int64_t window = 0;
+  int64_t batch_size = 4;
+  double sink_threshold = 0.3;
+  std::string format = "table";
+  std::string db;
+  int64_t heatmap_layer = 0, heatmap_head = 0, heatmap_tokens = 64;
+  std::string heatmap_out;
+  std::string plots;
+  int threads = 0;
+};
+
+nlohmann::json stats_json(const dx::HeadStats& s, bool fixed) {
+  auto num = [](double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); };
+  nlohmann::json j = {{"sink_mass", s.sink_mass},         {"sparsity", s.sparsity},
+                      {"row_mass_mean", s.row_mass_mean}, {"row_mass_min", s.row_mass_min},
+                      {"row_mass_max", s.row_mass_max},   {"entropy", num(s.entropy)},
+                      {"zero_rows", s.zero_rows}};
+  if (fixed) j["fixed_token_mass"] = s.fixed_token_mass;
+  return j;
+}
+
+nlohmann::json to_json(const dx::ModelDiagnostics& d, const std::string& run_id, int64_t step,
+                       const std::string& text) {
+  const bool fixed = d.fixed_position >= 0;
+  std::vector<dx::HeadStats> all;
+  nlohmann::json layers = nlohmann::json::array();
+  for (int64_t l = 0; l < d.n_layer; ++l) {
+    nlohmann::json heads = nlohmann::json::array();
+    for (int64_t h = 0; h < d.n_head; ++h) {
+      nlohmann::json j = stats_json(d.heads[l][h], fixed);
+      j["head"] = h;
+      if (!d.tau.empty()) j[d.tau_stat] = d.tau[l][h];
+      if (!d.distance_bias.empty()) j["distance_bias"] = d.distance_bias[l][h];
+      heads.push_back(j);
+    }
+    layers.push_back({{"layer", l},
+                      {"sink_rate", dx::sink_rate(d.heads[l], d.sink_threshold)},
+                      {"mean", stats_json(dx::mean_over_heads(d.heads[l]), fixed)},
+                      {"heads", heads}});
+    all.insert(all.end(), d.heads[l].begin(), d.heads[l].end());
+  }
+  nlohmann::json model = stats_json(dx::mean_over_heads(all), fixed);
+  model["sink_rate"] = dx::sink_rate(all, d.sink_threshold);
+  return {{"run_id", run_id},
+          {"step", step},
+          {"text", text},
+          {"window", d.window},
+          {"windows", d.windows},
+          {"sink_threshold", d.sink_threshold},
+          {"fixed_token_position", d.fixed_position >= 0 ? nlohmann::json(d.fixed_position) : nlohmann::json()},
+          {"tau_stat", d.tau_stat},
+          {"model", model},
+          {"layers", layers}};
+}
+
+std::string num(double v) { return std::isnan(v) ? "-" : fmt::format("{:.4f}", v); }
+
+void print_table(const dx::ModelDiagnostics& d, const std::string& run_id, int64_t step,
+                 const std::string& text) {
+  const bool fixed = d.fixed_position >= 0;
+  fmt::print("run {} step {}: {} windows of {} tokens from {}\n", run_id, step, d.windows, d.window, text);
+  fmt::print("{:>5} {:>4} {:>9}{} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}\n", "layer", "head", "sink",
+             fixed ? fmt::format(" {:>9}", fmt::format("mass@{}", d.fixed_position)) : "", "sparsity",
+             "entropy", "mass", "mass_min", "mass_max", "zero_rows",
+             d.tau_stat.empty() ? "" : fmt::format(" {:>9}", d.tau_stat == "tau" ? "tau" : "mean_g"));
+  auto line = [&](const std::string& layer, const std::string& head, const dx::HeadStats& s,
+                  const std::string& tau) {
+    fmt::print("{:>5} {:>4} {:>9}{} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}\n", layer, head,
+               num(s.sink_mass), fixed ? " " + fmt::format("{:>9}", num(s.fixed_token_mass)) : "",
+               num(s.sparsity), num(s.entropy), num(s.row_mass_mean), num(s.row_mass_min),
+               num(s.row_mass_max), num(s.zero_rows), tau.empty() ? "" : fmt::format(" {:>9}", tau));
+  };
+  std::vector<dx::HeadStats> all;
+  for (int64_t l = 0; l < d.n_layer; ++l) {
+    double tau_sum = 0;
+    for (int64_t h = 0; h < d.n_head; ++h) {
+      const std::string tau = d.tau.empty() ? "" : num(d.tau[l][h]);
+      if (!d.tau.empty()) tau_sum += d.tau[l][h];
+      line(std::to_string(l), std::to_string(h), d.heads[l][h], tau);
+    }
+    line(std::to_string(l), "all", dx::mean_over_heads(d.heads[l]),
+         d.tau.empty() ? "" : num(tau_sum / static_cast<double>(d.n_head)));
+    all.insert(all.end(), d.heads[l].begin(), d.heads[l].end());
+  }
+  line("all", "all", dx::mean_over_heads(all), "");
+  fmt::print("sink rate (heads with sink mass > {}): {:.4f} ({} of {} heads)\n", d.sink_threshold,
+             dx::sink_rate(all, d.sink_threshold),
+             static_cast<int64_t>(std::lround(dx::sink_rate(all, d.sink_threshold) * double(all.size()))),
+             all.size());
+}
+
+// A checkpoint trained outside any store is registered as a finished standalone run under its
+// config hash, so its statistics have a run row to belong to (as `attnbench eval` does).
+void ensure_run(results::Store& store, const config::RunConfig& cfg, const std::string& run_id,
+                int threads) {
+  if (store.run(run_id)) return;
+  std::vector<results::Param> params;
+  for (const auto& [key, value] : config::flatten(cfg)) {
+    params.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
+  }
+  results::RunMetadata meta;
+  meta.device = "cpu";
+  meta.blas = loaded_blas();
+  meta.threads = threads;
+  meta.attnbench_version = ATTNBENCH_VERSION;
+  meta.torch_version = TORCH_VERSION;
+  auto claim = store.claim_run(run_id, "", "", config::canonical_json(cfg), params, meta);
+  if (claim.claimed) store.set_status(run_id, results::RunStatus::Finished);
+}
+
+int run(const Options& o) {
+  if (o.format != "table" && o.format != "json") {
+    throw UsageError("--format " + o.format + ": expected table or json" +
+                     did_you_mean(o.format, {"table", "json"}));
+  }
+  if (!(o.sink_threshold >= 0 && o.sink_threshold <= 1)) {
+    throw UsageError(fmt::format("--sink-threshold {}: expected a weight in [0, 1]", o.sink_threshold));
+  }
+  if (o.batch_size <= 0) throw UsageError("--batch-size must be > 0");
+  if (o.window < 0) throw UsageError("--window must be >= 0 (0 = the model's context length)");
+  if (o.heatmap_tokens <= 0) throw UsageError("--heatmap-tokens must be > 0");
+  const int threads = init_threads(o.threads);
+  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  const config::RunConfig& cfg = loaded.cfg;
+  const auto& m = cfg.model;
+  if (!o.heatmap_out.empty() &&
+      (o.heatmap_layer < 0 || o.heatmap_layer >= m.n_layer || o.heatmap_head < 0 || o.heatmap_head >= m.n_head)) {
+    throw UsageError(fmt::format("--heatmap-layer {} --heatmap-head {}: the model has layers 0..{} and "
+                                 "heads 0..{}", o.heatmap_layer, o.heatmap_head, m.n_layer - 1, m.n_head - 1));
+  }
+  if (o.window > m.context_length) {
+    throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
+                                 m.context_length));
+  }
+  const std::string run_id = config::config_hash(cfg);
+  std::unique_ptr<results::Store> store;
+  if (!o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr) {
+    store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
+  }
+
+  const dx::HeldOutTokens text = dx::read_held_out(o.source, cfg, o.tokens);
+  dx::DiagnosticsOptions opts;
+  opts.window = o.window > 0 ? o.window : m.context_length;
+  opts.max_tokens = o.tokens;
+  opts.batch_size = o.batch_size;
+  opts.sink_threshold = o.sink_threshold;
+  // Mask@k runs are measured as they were trained: the fixed token sits at position k of every window.
+  opts.fixed_position = cfg.data.fixed_token_position;
+  opts.fixed_token_id = cfg.data.fixed_token_id;
+  const dx::ModelDiagnostics d = dx::measure(*loaded.model, text.tokens, opts);
+
+  if (o.format == "json") {
+    std::cout << to_json(d, run_id, loaded.step, text.description).dump(2) << "\n";
+  } else {
+    print_table(d, run_id, loaded.step, text.description);
+  }
+  if (!o.heatmap_out.empty()) {
+    dx::DiagnosticsOptions hm = opts;
+    hm.window = std::min(o.heatmap_tokens, m.context_length);
+    hm.max_tokens = hm.window;
+    const torch::Tensor window = dx::diagnostic_windows(text.tokens, hm)[0];
+    const torch::Tensor a = dx::attention_map(*loaded.model, window, o.heatmap_layer, o.heatmap_head).contiguous();
+    dx::write_heatmap_png(o.heatmap_out, std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()),
+                          a.size(0));
+    std::cerr << "heatmap: " << o.heatmap_out << "\n";
+  }
+  if (!o.plots.empty()) {
+    for (const auto& f : dx::write_learned_plots(d, o.plots, cfg.attention.variant + " " + run_id)) {
+      std::cerr << "plot: " << f.string() << "\n";
+    }
+  }
+  if (store) {
+    ensure_run(*store, cfg, run_id, threads);
+    store->record_attn_stats(run_id, dx::to_attn_stats(d));
+    std::cerr << "attn_stats of run " << run_id << " stored in " << store->path().string() << "\n";
+  }
+  return 0;
+}
+
+RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, sparsity, tau, heatmaps)",
+                    [](CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  app.add_option("--checkpoint", o->checkpoint, "Run folder or checkpoint folder")->required();
+  auto* text = app.add_option("--text", o->source.text_file, "Held-out text file (GPT-2 tokens)");
+  auto* data = app.add_option("--data", o->source.shard,
+                              "Held-out llm.c shard(s): file, folder or glob (default: the run's data.val)");
+  text->excludes(data);
+  app.add_option("--tokens", o->tokens, "Tokens read from the text (whole windows)")->capture_default_str();
+  app.add_option("--window", o->window, "Tokens per window (0 = the model's context length)")
+      ->capture_default_str();
+  app.add_option("--batch-size", o->batch_size, "Windows per forward pass")->capture_default_str();
+  app.add_option("--sink-threshold", o->sink_threshold, "Sink rate: heads whose sink mass exceeds it")
+      ->capture_default_str();
+  app.add_option("--format", o->format, "table | json")->capture_default_str();
+  app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB; none = not stored)");
+  app.add_option("--heatmap-layer", o->heatmap_layer, "Heatmap layer")->capture_default_str();
+  app.add_option("--heatmap-head", o->heatmap_head, "Heatmap head")->capture_default_str();
+  app.add_option("--heatmap-tokens", o->heatmap_tokens, "Heatmap size (first N tokens of the text)")
+      ->capture_default_str();
+  app.add_option("--heatmap-out", o->heatmap_out, "Write the heatmap PNG here");
+  app.add_option("--plots", o->plots, "Write tau and distance-bias SVG plots into this folder");
+  app.add_option("--data-dir", o->source.data_dir, "Data root with gpt2_tokenizer/ (for --text)");
+  app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)");
+  return [o] { return run(*o); };
+});
+
+}  // namespace
+}  // namespace attnbench::cli

@@ -1,0 +1,49 @@
+// `attnbench report`: one static HTML page per sweep (DESIGN.md, Results; docs/diagnostics.md, "The
+// report"). No network, no JavaScript: the page and its figures (SVG written here, heatmap PNGs
+// computed by the caller from checkpoints) lie side by side in one folder. Sections (element ids,
+// checked by tests/cli/report_*.sh in a real browser):
+//   results        the paper-style table (results/query.h build_table), HTML rendering
+//   diagnostics    model-level attention summaries (attn_stats rows with layer = head = -1)
+//   loss-curves    training and validation loss of every run (metrics table)
+//   task-bars      per-task accuracy of every row, whiskers = standard error of the mean
+//   attention      sink mass and sparsity per layer, one line per row (layer rows, head = -1)
+//   learned        tau per layer and the distance-bias profiles b[h, r] (attn_stats)
+//   heatmaps       attention heatmaps of a chosen layer and head (PNG files given by the caller)
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnbench::results {
+
+class Db;
+
+// A member run of a sweep, in the order the sweep created them.
+struct SweepMember {
+  std::string id;
+  std::string cell;
+  std::string status;
+};
+// UsageError naming the sweeps in the database when `sweep` is not one of them.
+std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep);
+
+struct HeatmapFigure {
+  std::string run_id;
+  std::string label;     // the run's cell
+  int64_t layer = 0, head = 0;
+  std::string file;      // PNG path relative to the report folder; "" when not computed
+  std::string note;      // what it shows, or why it is missing ("no checkpoint under ...")
+};
+
+struct ReportOptions {
+  std::string sweep;
+  std::filesystem::path out;  // the report folder (created); index.html and the figures go here
+  std::vector<HeatmapFigure> heatmaps;
+  std::string heatmap_text;   // what text the heatmaps show (e.g. "first 64 tokens of val.bin")
+};
+
+// Writes out/index.html and its SVG figures; returns the page's path.
+std::filesystem::path write_report(Db& db, const ReportOptions& options);
+
+}  // namespace attnbench::results

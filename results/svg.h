@@ -1,0 +1,53 @@
+// Small static SVG charts for the report (DESIGN.md, Results: "static HTML with tables and SVG
+// plots"): line charts (loss curves, per-layer statistics, distance-bias profiles, tau per layer)
+// and grouped bar charts with whiskers (per-task accuracy ± stderr). Plain SVG 1.1 text with axes,
+// ticks, labels and a legend; no scripts, no external resources.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attnbench::results {
+
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;  // (x, y); non-finite y values are skipped
+  bool markers = false;                           // a dot at every point
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  int width = 560, height = 320;
+  std::optional<double> y_min, y_max;  // fixed y range (e.g. [0, 1] for fractions)
+  bool log_y = false;                  // log10 axis (loss); values <= 0 are skipped
+};
+
+struct Bar {
+  std::optional<double> value;    // nullopt = missing (drawn as nothing, listed in the legend)
+  std::optional<double> whisker;  // ± half-length (stderr)
+};
+
+struct BarChart {
+  std::string title, y_label;
+  std::vector<std::string> groups;       // x categories (tasks)
+  std::vector<std::string> series;       // bars within a group (variants)
+  std::vector<std::vector<Bar>> values;  // [group][series]
+  int width = 720, height = 340;
+  std::optional<double> y_min, y_max;
+};
+
+std::string render_line_chart(const LineChart& chart);
+std::string render_bar_chart(const BarChart& chart);
+
+// Round tick values covering [lo, hi] (steps of 1, 2 or 5 x 10^k), about `target` of them.
+std::vector<double> nice_ticks(double lo, double hi, int target = 5);
+// A tick label: shortest of fixed / general notation that distinguishes steps of `step`.
+std::string tick_label(double value, double step);
+// Text with &, <, >, " escaped for XML/HTML.
+std::string xml_escape(const std::string& text);
+// The i-th colour of the charts' palette (cycled).
+const char* series_colour(size_t i);
+
+}  // namespace attnbench::results

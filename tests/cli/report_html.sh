@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# `attnbench report` end to end and in a real browser: a tiny softmax vs lazy sweep (synthetic
+# shards, seconds per cell), `attn-stats` of each run into the store, the report, then headless
+# Chromium renders the page: every section present, every figure loaded, no console errors, and a
+# screenshot kept at $ATTNBENCH_ARTIFACTS/report_html/screenshot.png (default: the test's working
+# folder, i.e. <build>/tests/report_html/). Without chromium the browser part is skipped with a
+# message (install: ATTNBENCH_SETUP_EXTRA=chromium scripts/setup).
+set -euo pipefail
+source "$(dirname "$0")/sweep_fixture.bash"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+artifacts="${ATTNBENCH_ARTIFACTS:-$PWD}/report_html"
+rm -rf "$artifacts"
+
+make_sweep "$tmp"
+tasks=""
+[ -n "${ATTNBENCH_DATA:-}" ] && tasks='tasks = ["copa", "arc_easy"]'
+cat > "$tmp/diag.toml" <<TOML
+[sweep]
+name = "tiny_diag"
+base = "base.toml"
+seeds = [0]
+$tasks
+limit = 4
+
+[grid]
+"attention.variant" = ["softmax", "lazy"]
+TOML
+"$ATTNBENCH" sweep "$tmp/diag.toml" --db "$tmp/r.db" --runs-dir "$tmp/runs" --quiet > "$tmp/sweep.log" 2>&1 ||
+  { cat "$tmp/sweep.log"; fail "the sweep failed"; }
+ids=$(sql "$tmp/r.db" "SELECT run FROM sweep_runs WHERE sweep = 'tiny_diag' ORDER BY run")
+[ "$(echo "$ids" | wc -l)" = 2 ] || fail "expected 2 runs, got: $ids"
+for id in $ids; do
+  "$ATTNBENCH" attn-stats --checkpoint "$tmp/runs/$id" --db "$tmp/r.db" --tokens 256 > /dev/null 2> "$tmp/err" ||
+    { cat "$tmp/err"; fail "attn-stats $id"; }
+done
+n=$(sql "$tmp/r.db" "SELECT COUNT(*) FROM attn_stats WHERE layer = -1 AND head = -1 AND stat = 'sink_mass'")
+[ "$n" = 2 ] || fail "expected a model-level sink_mass row per run, got $n"
+
+# One run folder is moved away: the page must say its heatmap could not be computed.
+first=$(echo "$ids" | head -1)
+mv "$tmp/runs/$first" "$tmp/moved"
+"$ATTNBENCH" report --sweep tiny_diag --out "$artifacts" --db "$tmp/r.db" --runs-dir "$tmp/runs" > "$tmp/out" 2> "$tmp/err" ||
+  { cat "$tmp/err"; fail "report failed"; }
+page="$artifacts/index.html"
+[ "$(cat "$tmp/out")" = "$page" ] || fail "report should print the page's path, printed: $(cat "$tmp/out")"
+grep -q "no checkpoint under $tmp/runs/$first" "$page" || fail "the missing checkpoint is not reported on the page"
+second=$(echo "$ids" | tail -1)
+[ -s "$artifacts/heatmap_$second.png" ] || fail "no heatmap for $second"
+for f in sink_mass_per_layer.svg sparsity_per_layer.svg loss.svg tau_per_layer.svg; do
+  [ -s "$artifacts/$f" ] || fail "missing figure $f"
+done
+# Unknown sweep: a usage error naming the sweeps.
+rc=0
+"$ATTNBENCH" report --sweep tiny_diags --out "$tmp/x" --db "$tmp/r.db" 2> "$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "did you mean 'tiny_diag'" "$tmp/err" || { cat "$tmp/err"; fail "unknown sweep: exit $rc"; }
+
+if ! command -v chromium > /dev/null; then
+  echo "SKIP (browser part): chromium is not installed; install it with ATTNBENCH_SETUP_EXTRA=chromium scripts/setup" >&2
+  exit 0
+fi
+browser=(chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=10000)
+# The page has no script; a copy with a probe beside it records which images failed to load.
+probe="$artifacts/.probe.html"
+sed 's#</body>#<script>window.addEventListener("load", function () { var bad = []; for (var i = 0; i < document.images.length; ++i) { var im = document.images[i]; if (!(im.complete \&\& im.naturalWidth > 0)) bad.push(im.getAttribute("src")); } document.body.setAttribute("data-broken", bad.join(" ")); document.body.setAttribute("data-images", document.images.length); document.body.setAttribute("data-loaded", "yes"); });</script></body>#' \
+  "$page" > "$probe"
+timeout 120 "${browser[@]}" --dump-dom "file://$probe" > "$tmp/dom.html" 2> "$tmp/probe.log" ||
+  { tail -20 "$tmp/probe.log"; fail "chromium could not load the page"; }
+rm -f "$probe"
+body=$(grep -o '<body[^>]*>' "$tmp/dom.html" || true)
+echo "$body" | grep -q 'data-loaded="yes"' || { head -c 2000 "$tmp/dom.html"; fail "the page did not finish loading"; }
+echo "$body" | grep -q 'data-broken=""' || fail "images failed to load: $body"
+images=$(echo "$body" | sed -n 's/.*data-images="\([0-9]*\)".*/\1/p')
+[ "${images:-0}" -ge 5 ] || fail "expected at least 5 figures, the browser saw ${images:-0}"
+for id in results diagnostics loss-curves task-bars attention learned heatmaps; do
+  grep -q "<section id=\"$id\">" "$tmp/dom.html" || fail "section #$id missing from the rendered DOM"
+done
+# The page itself, as a user's browser shows it: console messages are logged; none may be errors.
+timeout 120 "${browser[@]}" --enable-logging=stderr --v=0 --window-size=1280,4000 \
+  --screenshot="$artifacts/screenshot.png" "file://$page" > /dev/null 2> "$tmp/shot.log" ||
+  { tail -20 "$tmp/shot.log"; fail "chromium screenshot failed"; }
+if grep -E 'CONSOLE.*(Error|Uncaught)|ERR_FILE_NOT_FOUND' "$tmp/shot.log"; then fail "console errors while loading the page"; fi
+[ -s "$artifacts/screenshot.png" ] || fail "no screenshot"
+echo "report: $page; screenshot: $artifacts/screenshot.png"
