@@ -221,7 +221,25 @@ Expansion expand(const SweepFile& sweep) {
                        "this [[exclude]] matches no grid combination: check its keys and values");
     }
   }
-  for (auto& inc : sweep.includes) pending.emplace_back(inc, true);
+  // A one-value grid key or one-row zip fixes that setting for the whole sweep, so the included
+  // cells get it too (unless they set it themselves): e.g. a shorter train.steps for every cell.
+  std::vector<Setting> constants;
+  for (const Axis& ax : sweep.axes) {
+    if (ax.values.size() != 1) continue;
+    for (size_t k = 0; k < ax.keys.size(); ++k) {
+      constants.push_back({ax.keys[k], ax.values[0][k], ax.value_where[0][k], ax.key_where[k]});
+    }
+  }
+  for (auto& inc : sweep.includes) {
+    std::vector<Setting> settings;
+    for (auto& c : constants) {
+      if (std::none_of(inc.begin(), inc.end(), [&](const Setting& s) { return s.key == c.key; })) {
+        settings.push_back(c);
+      }
+    }
+    settings.insert(settings.end(), inc.begin(), inc.end());
+    pending.emplace_back(std::move(settings), true);
+  }
   if (pending.empty()) {
     throw InputError(SourceLocation{sweep.file.string()},
                      "the sweep has no cells: [[exclude]] drops all " +
@@ -240,6 +258,10 @@ Expansion expand(const SweepFile& sweep) {
       cell.included = included;
       cell.config = resolve_cell(base, sweep, cell.settings);
       cell.id = config::config_hash(cell.config);
+      // Evaluation settings never enter the run id (config_hash drops [eval]); they go into the
+      // stored config so that each run records what it was scored on.
+      if (!sweep.tasks.empty()) cell.config.eval.tasks = sweep.tasks;
+      if (sweep.limit) cell.config.eval.limit = *sweep.limit;
       out.cells.push_back(std::move(cell));
     }
   }

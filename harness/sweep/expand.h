@@ -20,6 +20,8 @@ struct Cell {
   config::RunConfig config;
 };
 
+// An [[include]] cell is base + data + its own settings + the sweep's constants: grid keys with one
+// value (and zips with one row) apply to every cell, included ones too.
 struct Expansion {
   std::vector<Cell> cells;  // grid order (first key outermost, seeds innermost), then includes
   size_t combinations = 0;  // grid/zip combinations before [[exclude]]

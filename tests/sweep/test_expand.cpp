@@ -331,3 +331,29 @@ CATCH_TEST_CASE("find_cell accepts a run id, a unique id prefix or a label") {
   CATCH_CHECK(&sweep::find_cell(e, "seed=1") == &c);
   CATCH_CHECK_THROWS_AS(sweep::find_cell(e, "seed=2"), UsageError);
 }
+
+CATCH_TEST_CASE("one-value grid keys fix a setting for every cell, included ones too") {
+  Dir d;
+  auto e = d.expand(
+      "[grid]\n\"attention.variant\" = [\"elastic\", \"lazy\"]\n\"train.steps\" = [7]\n"
+      "[[include]]\n\"attention.variant\" = \"softmax\"\n"
+      "[[include]]\n\"attention.variant\" = \"alibi\"\n\"train.steps\" = 9\n");
+  CATCH_REQUIRE(e.cells.size() == 4);
+  CATCH_CHECK(e.cells[0].config.train.steps == 7);
+  CATCH_CHECK(e.cells[1].config.train.steps == 7);
+  CATCH_CHECK(e.cells[2].config.attention.variant == "softmax");
+  CATCH_CHECK(e.cells[2].config.train.steps == 7);
+  CATCH_CHECK(e.cells[3].config.train.steps == 9);  // the include's own value wins
+  CATCH_CHECK(e.cells[3].label == "variant=alibi steps=9");
+}
+
+CATCH_TEST_CASE("the sweep's tasks and limit go into each cell's [eval], not into its run id") {
+  Dir d;
+  auto plain = d.expand("", "a.toml");
+  auto scored = d.expand("tasks = [\"piqa\", \"copa\"]\nlimit = 10\n", "b.toml");
+  CATCH_CHECK(plain.cells.at(0).id == scored.cells.at(0).id);
+  CATCH_CHECK(scored.cells[0].config.eval.tasks == std::vector<std::string>{"piqa", "copa"});
+  CATCH_CHECK(scored.cells[0].config.eval.limit == 10);
+  auto unknown = error_of([&] { d.expand("tasks = [\"piqa\", \"pica\"]\n", "c.toml"); });
+  CATCH_CHECK_THAT(unknown, Contains("c.toml:4:18") && Contains("pica"));
+}

@@ -1,0 +1,78 @@
+// attnbench sweep FILE [--dry-run] [--jobs N] [--db PATH] [--only CELL] [--retry-failed]
+//                      [--slurm OUT.sbatch] [--runs-dir DIR] [--data-dir D] [--quiet]
+// Expands a sweep file into cells and runs them (docs/sweeps.md). Exit codes: 0 done, 1 a cell
+// failed, 2 bad sweep/config/data, 130 interrupted (Ctrl-C: the same command resumes).
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+
+#include "harness/cli/command.h"
+#include "harness/cli/runtime.h"
+#include "harness/sweep/runner.h"
+
+namespace attnbench::cli {
+namespace {
+
+// Output of a shell command's first line ("" when it fails): for the git revision only.
+std::string first_line_of(const char* command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command, "r"), ::pclose);
+  if (!pipe) return "";
+  std::array<char, 256> buf{};
+  if (!std::fgets(buf.data(), buf.size(), pipe.get())) return "";
+  std::string s(buf.data());
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+// The revision of the working tree the sweep is launched from, "-dirty" when it has changes:
+// recorded with every run so that a result can be traced to its code.
+std::string git_revision() {
+  std::string rev = first_line_of("git rev-parse --short=12 HEAD 2>/dev/null");
+  if (rev.empty()) return "";
+  std::string dirty = first_line_of("git status --porcelain --untracked-files=no 2>/dev/null");
+  return dirty.empty() ? rev : rev + "-dirty";
+}
+
+results::RunMetadata metadata() {
+  results::RunMetadata m;
+  m.git_revision = git_revision();
+  m.threads = init_threads();
+  m.blas = loaded_blas();
+  m.device = torch::cuda::is_available() ? "cuda" : "cpu";
+  m.attnbench_version = ATTNBENCH_VERSION;
+  m.torch_version = TORCH_VERSION;
+  return m;
+}
+
+RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every cell", [](CLI::App& app) {
+  auto o = std::make_shared<sweep::SweepOptions>();
+  auto file = std::make_shared<std::string>();
+  auto runs_dir = std::make_shared<std::string>("runs");
+  app.add_option("FILE", *file, "Sweep file (TOML; docs/sweeps.md)")->required();
+  app.add_flag("--dry-run", o->dry_run,
+               "Print the expanded cells (run id, label) and what would run or be skipped");
+  app.add_option("--jobs,-j", o->jobs,
+                 "Cells run in parallel, each in its own process with threads / N threads")
+      ->default_val(1);
+  app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB, else runs/attnbench.db)");
+  app.add_option("--only", o->only, "Run only this cell: run id, unique id prefix or label");
+  app.add_flag("--retry-failed", o->retry_failed, "Run failed cells again");
+  app.add_option("--slurm", o->slurm,
+                 "Write an sbatch array script (one cell per task, one database each) and exit");
+  app.add_option("--runs-dir", *runs_dir, "Run folders: DIR/<run id>/ (default runs)");
+  app.add_option("--data-dir", o->data_dir,
+                 "Data folder for tasks and the tokenizer (default $ATTNBENCH_DATA, else ./data)");
+  app.add_flag("--quiet", o->quiet, "No training progress output");
+  return [o, file, runs_dir] {
+    o->file = *file;
+    o->runs_dir = *runs_dir;
+    o->executable = std::filesystem::read_symlink("/proc/self/exe");
+    if (!o->dry_run && o->slurm.empty()) o->metadata = metadata();
+    return sweep::run_sweep(*o);
+  };
+});
+
+}  // namespace
+}  // namespace attnbench::cli

@@ -1,0 +1,76 @@
+#include "harness/sweep/cell_eval.h"
+
+#include <torch/torch.h>
+
+#include "evals/evaluator.h"
+#include "evals/language_model.h"
+#include "harness/data/tokenizer.h"
+#include "harness/train/trainer.h"
+
+namespace attnbench::sweep {
+namespace {
+
+// A trained decoder as the evaluator's LanguageModel: inputs up to the context length it was
+// trained with, log-probabilities over the real (unpadded) vocabulary.
+class CheckpointModel : public evals::LanguageModel {
+ public:
+  explicit CheckpointModel(train::LoadedModel loaded) : loaded_(std::move(loaded)) {
+    const std::string& device = loaded_.cfg.train.device;
+    if (device == "cuda" || (device == "auto" && torch::cuda::is_available())) {
+      device_ = torch::Device(torch::kCUDA);
+    }
+    loaded_.model->to(device_);
+    loaded_.model->eval();
+  }
+  int64_t max_length() const override { return loaded_.cfg.model.context_length; }
+  int64_t vocab_size() const override { return loaded_.cfg.model.vocab_size; }
+  torch::Tensor logits(const torch::Tensor& tokens) override {
+    torch::NoGradGuard no_grad;
+    return loaded_.model->forward(tokens.to(device_));
+  }
+
+ private:
+  train::LoadedModel loaded_;
+  torch::Device device_{torch::kCPU};
+};
+
+}  // namespace
+
+bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector<std::string>& tasks,
+                         const CellEvalOptions& options,
+                         const std::function<void(const std::vector<results::EvalRow>&)>& record,
+                         const std::function<bool()>& stop) {
+  if (tasks.empty()) return true;
+  train::LoadedModel loaded = train::load_checkpoint(run_dir);
+  evals::EvalOptions eo;
+  eo.limit = options.limit;
+  eo.batch_size = loaded.cfg.eval.batch_size;
+  eo.bos = evals::parse_bos_policy(loaded.cfg.eval.bos);
+  eo.data_root = options.data_root;
+  eo.progress = options.quiet ? nullptr : stderr;
+  CheckpointModel model(std::move(loaded));
+  data::Tokenizer tokenizer = data::Tokenizer::load(options.data_root / "gpt2_tokenizer");
+  for (const std::string& task : tasks) {
+    if (stop && stop()) return false;
+    evals::EvalReport report = evals::evaluate(model, tokenizer, {task}, eo);
+    std::vector<results::EvalRow> rows;
+    for (const evals::TaskReport& t : report.tasks) {
+      for (const evals::MetricValue& m : t.metrics) {
+        results::EvalRow r;
+        r.task = t.task;
+        r.metric = m.name;
+        r.value = m.value;
+        r.std_error = m.std_error;
+        r.n = t.n;
+        r.limit = options.limit;
+        r.protocol_version = report.protocol;
+        r.bos = evals::to_string(report.bos);
+        rows.push_back(std::move(r));
+      }
+    }
+    record(rows);
+  }
+  return true;
+}
+
+}  // namespace attnbench::sweep

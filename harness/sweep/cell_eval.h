@@ -1,0 +1,28 @@
+// The evaluation step of a sweep cell: the trained checkpoint of a run folder scored zero-shot on
+// the sweep's tasks (evals/evaluator.h, EVAL_PROTOCOL.md), as rows for the results store.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "results/store.h"
+
+namespace attnbench::sweep {
+
+struct CellEvalOptions {
+  int64_t limit = 0;                // lm-eval --limit (0 = every item)
+  std::filesystem::path data_root;  // <root>/<task>/ and <root>/gpt2_tokenizer/
+  bool quiet = false;
+};
+
+// Scores `tasks` one at a time and hands each task's rows to `record` as soon as it is scored (one
+// store transaction per task, so a kill loses at most the task in progress). `stop` is polled
+// between tasks; returns false when it stopped early.
+bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector<std::string>& tasks,
+                         const CellEvalOptions& options,
+                         const std::function<void(const std::vector<results::EvalRow>&)>& record,
+                         const std::function<bool()>& stop);
+
+}  // namespace attnbench::sweep

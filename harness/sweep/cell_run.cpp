@@ -1,0 +1,173 @@
+#include "harness/sweep/cell_run.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/sweep/cell_eval.h"
+#include "harness/sweep/interrupt.h"
+#include "harness/sweep/store_sink.h"
+#include "harness/train/trainer.h"
+
+namespace attnbench::sweep {
+namespace {
+
+using results::RunStatus;
+
+// Keeps the claim alive while a long step or evaluation writes nothing (store.h: a holder silent
+// for ClaimOptions::stale_after_s on another host may be taken over).
+class Heartbeat {
+ public:
+  Heartbeat(results::Store& store, std::string run_id)
+      : thread_([this, &store, id = std::move(run_id)] {
+          std::unique_lock lock(mutex_);
+          while (!cv_.wait_for(lock, std::chrono::seconds(60), [this] { return done_; })) {
+            try {
+              store.heartbeat(id);
+            } catch (const std::exception&) {
+              // A busy database delays one beat; the next one or any metric write refreshes it.
+            }
+          }
+        }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: started once the members above exist
+};
+
+std::vector<results::Param> params_of(const config::RunConfig& cfg) {
+  std::vector<results::Param> out;
+  for (auto& [key, value] : config::flatten(cfg)) {
+    out.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
+  }
+  return out;
+}
+
+void say(const Cell& cell, const std::string& what) {
+  fmt::print("[{}] {}: {}\n", cell.id, cell.label, what);
+  std::fflush(stdout);
+}
+
+// Scores the tasks the store lacks; false when Ctrl-C stopped it between tasks.
+bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir,
+                      const CellRunOptions& o) {
+  std::vector<std::string> tasks = missing_tasks(cell, store);
+  if (tasks.empty()) return true;
+  say(cell, "evaluating " + join(tasks));
+  CellEvalOptions eo;
+  eo.limit = cell.config.eval.limit;
+  eo.data_root = o.data_root;
+  eo.quiet = o.quiet;
+  return evaluate_checkpoint(
+      run_dir, tasks, eo,
+      [&](const std::vector<results::EvalRow>& rows) { store.record_evals(cell.id, rows); },
+      [] { return interrupted(); });
+}
+
+}  // namespace
+
+const char* to_string(CellOutcome o) {
+  switch (o) {
+    case CellOutcome::Finished: return "finished";
+    case CellOutcome::Evaluated: return "evaluated";
+    case CellOutcome::Skipped: return "skipped";
+    case CellOutcome::Held: return "held by another process";
+    case CellOutcome::Diverged: return "diverged";
+    case CellOutcome::Interrupted: return "interrupted";
+    case CellOutcome::Failed: return "failed";
+  }
+  return "?";
+}
+
+std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) {
+  std::vector<results::EvalRow> have = store.evals(cell.id);
+  std::vector<std::string> missing;
+  for (const std::string& task : cell.config.eval.tasks) {
+    bool found = false;
+    for (const auto& r : have) found = found || (r.task == task && r.limit == cell.config.eval.limit);
+    if (!found) missing.push_back(task);
+  }
+  return missing;
+}
+
+CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
+                     const CellRunOptions& o) {
+  const config::RunConfig& cfg = cell.config;
+  const std::filesystem::path run_dir = o.runs_dir / cell.id;
+  results::ClaimOptions co;
+  co.retry_failed = o.retry_failed;
+  results::ClaimResult claim = store.claim_run(cell.id, sweep.name, cell.label,
+                                               config::canonical_json(cfg), params_of(cfg),
+                                               o.metadata, co);
+  if (!claim.claimed) {
+    switch (claim.previous) {
+      case RunStatus::Finished:
+        // Tasks added to the sweep after the run finished are scored from its checkpoint; the
+        // model is never trained again. No claim is needed: eval rows are upserts.
+        if (missing_tasks(cell, store).empty()) return CellOutcome::Skipped;
+        return evaluate_missing(cell, store, run_dir, o) ? CellOutcome::Evaluated
+                                                         : CellOutcome::Interrupted;
+      case RunStatus::Running:
+        say(cell, "running in " + claim.holder + ", skipped");
+        return CellOutcome::Held;
+      case RunStatus::Failed:
+        say(cell, "failed before, skipped (--retry-failed runs it again)");
+        return CellOutcome::Skipped;
+      default:
+        return CellOutcome::Skipped;  // diverged: a result, recorded as such
+    }
+  }
+  say(cell, claim.existed ? fmt::format("resuming ({} before)", results::to_string(claim.previous))
+                             : std::string("starting"));
+  Heartbeat heartbeat(store, cell.id);
+  try {
+    StoreSink sink(store, cell.id);
+    train::TrainOptions to;
+    to.quiet = o.quiet;
+    to.should_stop = [] { return interrupted(); };
+    train::TrainResult r = train::train_run(cfg, run_dir, &sink, to);
+    if (r.status == "interrupted") {
+      store.set_status(cell.id, RunStatus::Interrupted);
+      say(cell, fmt::format("interrupted at step {}; the checkpoint is kept", r.step));
+      return CellOutcome::Interrupted;
+    }
+    if (r.status == "diverged") {
+      store.set_status(cell.id, RunStatus::Diverged,
+                       fmt::format("non-finite training loss after {} steps", r.step));
+      say(cell, fmt::format("diverged: non-finite loss after {} steps", r.step));
+      return CellOutcome::Diverged;
+    }
+    if (!evaluate_missing(cell, store, run_dir, o)) {
+      store.set_status(cell.id, RunStatus::Interrupted);
+      say(cell, "interrupted during evaluation; scored tasks are kept");
+      return CellOutcome::Interrupted;
+    }
+    store.set_status(cell.id, RunStatus::Finished);
+    say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
+    return CellOutcome::Finished;
+  } catch (const UsageError& e) {
+    store.set_status(cell.id, RunStatus::Failed, e.what());
+    throw;
+  } catch (const std::exception& e) {
+    store.set_status(cell.id, RunStatus::Failed, e.what());
+    say(cell, std::string("failed: ") + e.what());
+    return CellOutcome::Failed;
+  }
+}
+
+}  // namespace attnbench::sweep

@@ -1,0 +1,40 @@
+// One sweep cell, start to end, in this process: claim it in the store (so that no two processes
+// ever run one cell), train or resume from <runs-dir>/<run id>/, evaluate the sweep's tasks, record
+// everything, set the final status (DESIGN.md, Sweeps and Results).
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "harness/sweep/expand.h"
+#include "results/store.h"
+
+namespace attnbench::sweep {
+
+enum class CellOutcome {
+  Finished,     // trained (or resumed) and evaluated in this call
+  Evaluated,    // already finished; only tasks missing from the store were scored
+  Skipped,      // finished with every task, or failed/diverged before (not retried)
+  Held,         // another live process runs it
+  Diverged,     // training stopped on a non-finite loss (recorded, never retried)
+  Interrupted,  // Ctrl-C: checkpoint kept, status interrupted; the same command resumes it
+  Failed,       // a runtime error, recorded with the run
+};
+const char* to_string(CellOutcome o);
+
+struct CellRunOptions {
+  std::filesystem::path runs_dir = "runs";
+  std::filesystem::path data_root;  // tasks and the tokenizer
+  bool retry_failed = false;
+  bool quiet = false;               // no training progress (children of --jobs log to a file)
+  results::RunMetadata metadata;
+};
+
+// Runs `cell` of `sweep`. Runtime failures are recorded as status failed (with the message) and
+// reported as Failed; configuration and data errors (UsageError) are recorded too and rethrown.
+CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
+                     const CellRunOptions& options);
+
+// The cell's tasks (config.eval.tasks) that its run has no eval row for at its limit.
+std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store);
+
+}  // namespace attnbench::sweep

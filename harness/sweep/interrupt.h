@@ -1,0 +1,14 @@
+// Ctrl-C for the sweep runner: the first SIGINT (or SIGTERM, which Slurm sends before a job's time
+// limit) asks for a graceful stop: training writes its checkpoint and the cell is marked
+// interrupted, so the same command resumes it. The handler then restores the default action, so a
+// second signal kills the process at once.
+#pragma once
+
+namespace attnbench::sweep {
+
+void install_interrupt_handler();
+bool interrupted();
+// The signal that asked for the stop (SIGINT or SIGTERM), 0 when none did.
+int interrupt_signal();
+
+}  // namespace attnbench::sweep

@@ -1,0 +1,161 @@
+#include "harness/sweep/parallel.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/sweep/interrupt.h"
+
+extern char** environ;
+
+namespace attnbench::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Child {
+  const Cell* cell = nullptr;
+  fs::path log;
+};
+
+// argv and envp are built before fork(): between fork and exec only async-signal-safe calls.
+struct Spawn {
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  void finish() {
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+};
+
+Spawn child_command(const SweepOptions& o, const fs::path& db, const Cell& cell, int threads) {
+  Spawn s;
+  s.args = {o.executable.string(), "sweep", o.file.string(), "--only", cell.id,
+            "--db", db.string(), "--runs-dir", o.runs_dir.string()};
+  if (!o.data_dir.empty()) s.args.insert(s.args.end(), {"--data-dir", o.data_dir});
+  if (o.retry_failed) s.args.push_back("--retry-failed");
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) s.env.push_back(*e);
+  }
+  s.env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
+  s.finish();
+  return s;
+}
+
+pid_t spawn(Spawn& s, const fs::path& log) {
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // Own process group: a terminal Ctrl-C reaches only the runner, which forwards it once.
+    ::setpgid(0, 0);
+    // If the runner dies (kill -9 included), its children die with it instead of running on
+    // unsupervised; their cells are resumed by the next run.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(137);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::execve(s.argv[0], s.argv.data(), s.envp.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  return pid;
+}
+
+// The last lines of a child's log, for a failure message.
+std::string tail(const fs::path& log, size_t lines) {
+  std::ifstream in(log);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    out += "    " + all[i] + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int threads_per_job(int jobs) {
+  int total = 0;
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) total = std::atoi(env);
+  if (total <= 0) total = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, total / std::max(1, jobs));
+}
+
+std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& db,
+                                        const std::vector<const Cell*>& cells) {
+  const int threads = threads_per_job(o.jobs);
+  const fs::path logs = o.runs_dir / "logs";
+  fs::create_directories(logs);
+  fmt::print("running {} cell(s), {} at a time, {} thread(s) each; logs in {}/\n", cells.size(),
+             o.jobs, threads, logs.string());
+  std::fflush(stdout);
+
+  std::map<pid_t, Child> running;
+  std::map<std::string, int> codes;
+  size_t next = 0, started = 0;
+  bool forwarded = false;
+  while (true) {
+    while (!interrupted() && next < cells.size() && running.size() < static_cast<size_t>(o.jobs)) {
+      const Cell& cell = *cells[next++];
+      Child child{&cell, logs / (cell.id + ".log")};
+      Spawn cmd = child_command(o, db, cell, threads);
+      pid_t pid = spawn(cmd, child.log);
+      running[pid] = child;
+      fmt::print("[{}/{}] {} {}: started\n", ++started, cells.size(), cell.id, cell.label);
+      std::fflush(stdout);
+    }
+    if (running.empty()) break;
+    if (interrupted() && !forwarded) {
+      fmt::print("stopping: each running cell writes its checkpoint (Ctrl-C again to kill)\n");
+      std::fflush(stdout);
+      for (auto& [pid, c] : running) ::kill(pid, SIGINT);
+      forwarded = true;
+    }
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    if (pid < 0) throw std::runtime_error(std::string("waitpid failed: ") + std::strerror(errno));
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const Child child = it->second;
+    running.erase(it);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    codes[child.cell->id] = code;
+    if (code == 0) {
+      fmt::print("{} {}: done\n", child.cell->id, child.cell->label);
+    } else if (code == 130) {
+      fmt::print("{} {}: interrupted\n", child.cell->id, child.cell->label);
+    } else {
+      fmt::print("{} {}: exit code {}; the end of {}:\n{}", child.cell->id, child.cell->label, code,
+                 child.log.string(), tail(child.log, 8));
+    }
+    std::fflush(stdout);
+  }
+  return codes;
+}
+
+}  // namespace attnbench::sweep

@@ -1,0 +1,25 @@
+// --jobs N: cells run as child processes (`attnbench sweep FILE --only ID ...`), at most N at a
+// time, so that a crash in one cell never takes the others down. The machine's threads are split
+// between them: each child gets OMP_NUM_THREADS = threads / N (at least 1), threads being
+// $OMP_NUM_THREADS when set, else the core count. Each child's output goes to
+// <runs-dir>/logs/<run id>.log. The first Ctrl-C is forwarded to every child (each checkpoints and
+// marks its cell interrupted); a second one kills them.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/sweep/expand.h"
+#include "harness/sweep/runner.h"
+
+namespace attnbench::sweep {
+
+// Threads per child for `jobs` parallel cells.
+int threads_per_job(int jobs);
+
+// Runs the cells; returns each child's exit status by run id (128 + signal when killed).
+std::map<std::string, int> run_children(const SweepOptions& options, const std::filesystem::path& db,
+                                        const std::vector<const Cell*>& cells);
+
+}  // namespace attnbench::sweep

@@ -1,0 +1,32 @@
+// `attnbench sweep`: expands a sweep file, then runs its cells locally (one after another, or
+// --jobs N child processes), prints them (--dry-run), or writes a Slurm array script (--slurm).
+// Re-running a sweep skips finished cells, resumes interrupted ones from their checkpoint, leaves
+// failed ones alone unless --retry-failed, and records diverged ones as such (DESIGN.md, Sweeps).
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "results/store.h"
+
+namespace attnbench::sweep {
+
+struct SweepOptions {
+  std::filesystem::path file;
+  bool dry_run = false;
+  int jobs = 1;                  // cells run in parallel, each in its own child process
+  std::string db;                // --db; "" = results::default_db_path
+  std::string only;              // run just this cell (run id, id prefix or label)
+  bool retry_failed = false;
+  std::string slurm;             // write an sbatch array script here instead of running
+  std::filesystem::path runs_dir = "runs";  // run folders <runs_dir>/<run id>/
+  std::string data_dir;          // --data-dir (tasks, tokenizer); "" = $ATTNBENCH_DATA or ./data
+  bool quiet = false;            // no training progress lines
+  results::RunMetadata metadata; // recorded with every run this process claims
+  std::filesystem::path executable;  // attnbench itself: children of --jobs and the Slurm script
+};
+
+// Returns the exit code: 0 when every cell this call attempted ended finished or diverged (or was
+// skipped), 1 when one failed, 130 when interrupted. Bad input throws UsageError before any work.
+int run_sweep(const SweepOptions& options);
+
+}  // namespace attnbench::sweep

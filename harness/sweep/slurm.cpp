@@ -1,0 +1,83 @@
+#include "harness/sweep/slurm.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "harness/common/paths.h"
+
+namespace attnbench::sweep {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Single-quoted for bash: safe for any path.
+std::string quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string abs_path(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
+
+}  // namespace
+
+fs::path cell_db_path(const fs::path& db, const std::string& run_id) {
+  return db.parent_path() / (db.stem().string() + ".cell-" + run_id + ".db");
+}
+
+std::string merge_command(const fs::path& executable, const fs::path& db) {
+  fs::path abs_db = abs_path(db);
+  return fmt::format("{} results merge {} {}", quoted(abs_path(executable)), quoted(abs_db.string()),
+                     quoted((abs_db.parent_path() / abs_db.stem()).string()) + ".cell-*.db");
+}
+
+void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                        const SweepOptions& o, const fs::path& db) {
+  const std::string merge = merge_command(o.executable, db);
+  const std::string runs = abs_path(o.runs_dir);
+  std::string s;
+  s += "#!/bin/bash\n";
+  s += fmt::format("#SBATCH --job-name=attnbench-{}\n", sweep.name);
+  s += fmt::format("#SBATCH --array=0-{}\n", cells.size() - 1);
+  s += fmt::format("#SBATCH --output={}/slurm/%A_%a.out\n", runs);
+  s += "#SBATCH --ntasks=1\n";
+  s += "# Resources depend on the cluster and the model size; set them here or on the sbatch line:\n";
+  s += "##SBATCH --gres=gpu:1\n##SBATCH --cpus-per-task=8\n##SBATCH --time=24:00:00\n";
+  s += "#\n";
+  s += fmt::format("# attnbench sweep '{}' ({}): {} cells, one per array task.\n", sweep.name,
+                   abs_path(sweep.file), cells.size());
+  s += "# Each task writes its own SQLite database (never share one over a network file system):\n";
+  s += fmt::format("#   {}\n", cell_db_path(abs_path(db), "<run id>").string());
+  s += "# A task that is requeued or submitted again resumes its cell from its checkpoint under\n";
+  s += fmt::format("# {}/<run id>/ and skips it once finished.\n", runs);
+  s += "# When the whole array has finished, merge the databases into one and print the table:\n";
+  s += fmt::format("#   {}\n", merge);
+  s += fmt::format("#   {} results table --sweep {} --db {}\n", quoted(abs_path(o.executable)),
+                   quoted(sweep.name), quoted(abs_path(db)));
+  s += "set -euo pipefail\n";
+  s += fmt::format("mkdir -p {}/slurm\n", quoted(runs));
+  // Relative paths in the configs (data shards) mean what they meant where the script was written.
+  s += fmt::format("cd {}\n", quoted(fs::current_path().string()));
+  s += "cells=(\n";
+  for (const Cell* c : cells) s += fmt::format("  {}  # {}\n", c->id, c->label);
+  s += ")\n";
+  s += "cell=${cells[$SLURM_ARRAY_TASK_ID]}\n";
+  std::string cmd = fmt::format("{} sweep {} --only \"$cell\" --db {}\"$cell\".db --runs-dir {}",
+                                quoted(abs_path(o.executable)), quoted(abs_path(sweep.file)),
+                                quoted((fs::path(abs_path(db)).parent_path() /
+                                        fs::path(abs_path(db)).stem()).string() + ".cell-"),
+                                quoted(runs));
+  cmd += " --data-dir " + quoted(abs_path(data_root(o.data_dir)));
+  if (o.retry_failed) cmd += " --retry-failed";
+  s += "exec " + cmd + "\n";
+
+  fs::path out = o.slurm;
+  if (out.has_parent_path()) fs::create_directories(out.parent_path());
+  std::ofstream f(out);
+  if (!f) throw UsageError("cannot write the Slurm script " + out.string());
+  f << s;
+  if (!f.flush()) throw std::runtime_error("writing " + out.string() + " failed");
+}
+
+}  // namespace attnbench::sweep
