@@ -28,7 +28,9 @@ run() {  # run JOBS: one sweep invocation on the crash database
 for i in 1 2 3 4 5 6; do
   jobs=$(( i % 2 + 1 ))
   delay_ms=$(( 200 + RANDOM % ref_ms ))
-  run "$jobs" &
+  # Started directly (not through run()) so that $! is attnbench itself, not a subshell.
+  "$ATTNBENCH" sweep "$tmp/sweep.toml" --db "$tmp/crash.db" --runs-dir "$tmp/runs" --quiet \
+    --jobs "$jobs" >> "$tmp/crash.log" 2>&1 &
   pid=$!
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   kill -9 "$pid" 2>/dev/null || true
