@@ -3,7 +3,6 @@
 // RegisterCommand("data", "<name>", ...) (e.g. cmd_data_fetch.cpp).
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
