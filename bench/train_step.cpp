@@ -1,0 +1,79 @@
+// Training-step throughput of the C++ trainer's model and optimizer (DESIGN.md, performance: "CPU
+// training throughput at least that of the same model in Python PyTorch"):
+//   train_step/<preset>_<backend>   batch 8, T = 256, GPT-2 vocabulary (50257 padded to 50304)
+// One iteration = one optimizer step exactly as harness/train runs it: forward, cross-entropy,
+// backward, gradient clipping to 1.0, AdamW (matrix-only weight decay) with the schedule's lr set.
+// Counters: tokens_per_s (wall clock) and the model's parameter count. The softmax variant (RoPE +
+// causal softmax) with the eager backend is the like-for-like comparison with
+// scripts/bench-train-python.py, which runs this binary and the Python loop in one go and reports
+// the ratio.
+//
+// Run: OMP_NUM_THREADS=2 bench_train_step --benchmark_filter=tiny   (threads: default all cores)
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "harness/config/run_config.h"
+#include "harness/model/decoder.h"
+#include "harness/train/optimizer.h"
+#include "harness/train/schedule.h"
+
+namespace {
+
+using namespace attnbench;
+
+void set_threads() {
+  int n = 0;
+  if (const char* env = std::getenv("OMP_NUM_THREADS")) n = std::atoi(env);
+  if (n <= 0) n = static_cast<int>(std::thread::hardware_concurrency());
+  torch::set_num_threads(n > 0 ? n : 1);
+}
+
+void train_step(benchmark::State& state, const std::string& preset, const std::string& backend) {
+  set_threads();
+  auto cfg = config::parse_run_config("[model]\npreset = \"" + preset +
+                                          "\"\ncontext_length = 256\n[attention]\nvariant = "
+                                          "\"softmax\"\nbackend = \"" + backend + "\"\n",
+                                      "bench.toml");
+  const int64_t B = 8, T = cfg.model.context_length;
+  torch::manual_seed(0);
+  model::DecoderLM m(cfg);
+  m->train();
+  auto opt = train::make_adamw(*m, cfg.train);
+  auto params = m->parameters();
+  auto tokens = torch::randint(0, cfg.model.vocab_size, {B, T + 1}, torch::kLong);
+  auto x = tokens.slice(1, 0, T), y = tokens.slice(1, 1, T + 1).reshape({-1});
+  int64_t step = 0;
+  auto one_step = [&] {
+    train::set_learning_rate(*opt, train::learning_rate(cfg.train, step++));
+    opt->zero_grad();
+    auto logits = m->forward(x);
+    auto loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), y);
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(params, 1.0);
+    opt->step();
+    return loss.item<double>();
+  };
+  one_step();  // warm-up: allocator pools, optimizer state
+  for (auto _ : state) benchmark::DoNotOptimize(one_step());
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(B * T), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["params"] = static_cast<double>(m->num_parameters());
+  state.counters["threads"] = torch::get_num_threads();
+}
+
+}  // namespace
+
+BENCHMARK_CAPTURE(train_step, tiny_eager, "tiny", "eager")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(train_step, tiny_auto, "tiny", "auto")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(train_step, 125m_eager, "125m", "eager")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK_CAPTURE(train_step, 125m_auto, "125m", "auto")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+BENCHMARK_MAIN();
