@@ -64,8 +64,11 @@ int main(int argc, char** argv) {
       if (c.parent.empty() != (pass == 0)) continue;
       CLI::App* parent = &app;
       if (!c.parent.empty()) {  // a group nobody registered explicitly is created on first use
-        parent = app.get_subcommand_no_throw(c.parent);
-        if (!parent) parent = app.add_subcommand(c.parent, c.parent + " commands");
+        try {
+          parent = app.get_subcommand(c.parent);
+        } catch (const CLI::OptionNotFound&) {  // CLI11 2.1 has no get_subcommand_no_throw
+          parent = app.add_subcommand(c.parent, c.parent + " commands");
+        }
       }
       CLI::App* sub = parent->add_subcommand(c.name, c.description);
       if (Action a = c.setup(*sub)) actions[sub] = std::move(a);

@@ -111,6 +111,7 @@ std::vector<Field> build() {
       "data", &RC::data, &DataConfig::fixed_token_id, "fixed_token_id",
       "Mask@k: the token id placed at fixed_token_position",
       [](const int64_t& id, const RC& c) -> std::string {
+        if (c.data.fixed_token_position < 0) return "";  // Mask@k off: the id is unused
         if (id < 0 || id >= c.model.vocab_size) {
           return "must be a token id in [0, model.vocab_size = " +
                  std::to_string(c.model.vocab_size) + ")";
