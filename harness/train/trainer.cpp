@@ -1,4 +1,5 @@
 #include "harness/train/trainer.h"
+#include "harness/train/run_lock.h"
 
 #include <chrono>
 #include <cmath>
@@ -71,6 +72,7 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
   const int64_t tokens_per_step = micro_steps * B * T;
 
   fs::create_directories(run_dir);
+  RunLock lock(run_dir);
   auto existing = find_checkpoint(run_dir);
   if (existing) {
     verify_checkpoint(*existing);

@@ -19,7 +19,7 @@ expect_error() {  # $1 = expected substring, rest = command
 printf '[model]\npreset = "tiny"\n[train]\nlearning_rate = 3e-4\n' > "$tmp/typo.toml"
 expect_error "typo.toml:4:1: unknown key train.learning_rate" "$ATTNBENCH" config -c "$tmp/typo.toml"
 printf '[model]\nd_model = 100\nn_head = 3\n' > "$tmp/heads.toml"
-expect_error "heads.toml:3:1: model.n_head = 3 does not divide model.d_model = 100" \
+expect_error "heads.toml:3:10: model.n_head = 3 does not divide model.d_model = 100" \
   "$ATTNBENCH" config -c "$tmp/heads.toml"
 expect_error "did you mean 'lazy'" "$ATTNBENCH" config --set attention.variant=lasy
 expect_error "--set train.lr" "$ATTNBENCH" config --set train.lr=-1
