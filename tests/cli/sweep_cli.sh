@@ -9,7 +9,7 @@ src=${ATTNBENCH_SOURCE_DIR:?repository root}
 
 # The shipped ablation: 57 cells, each with a distinct 12-digit run id, all to run.
 "$ATTNBENCH" sweep "$src/sweeps/lazy_ablation.toml" --dry-run --db "$tmp/none.db" > "$tmp/dry"
-ids=$(awk '$1 ~ /^[0-9a-f]{12}$/ {print $1}' "$tmp/dry")
+ids=$(grep -oE '^[0-9a-f]{12}  ' "$tmp/dry" | tr -d ' ')
 [ "$(echo "$ids" | wc -l)" = 57 ] || { cat "$tmp/dry"; fail "expected 57 cells"; }
 [ "$(echo "$ids" | sort -u | wc -l)" = 57 ] || fail "run ids are not distinct"
 grep -q "would: run 57" "$tmp/dry" || { cat "$tmp/dry"; fail "dry run should plan 57 runs"; }
@@ -36,7 +36,7 @@ expect_error "cannot read base config" bash -c "printf '[sweep]\nname = \"t\"\nb
 
 # --only selects one cell by label; the dry run lists just that one.
 "$ATTNBENCH" sweep "$tmp/sweep.toml" --only "variant=lazy seed=1" --dry-run > "$tmp/one"
-[ "$(awk '$1 ~ /^[0-9a-f]{12}$/' "$tmp/one" | wc -l)" = 1 ] || { cat "$tmp/one"; fail "--only should keep one cell"; }
+[ "$(grep -cE '^[0-9a-f]{12}  ' "$tmp/one")" = 1 ] || { cat "$tmp/one"; fail "--only should keep one cell"; }
 
 # Slurm: one array task per cell, a database per cell, the merge command in the comments.
 "$ATTNBENCH" sweep "$tmp/sweep.toml" --slurm "$tmp/sweep.sbatch" --db "$tmp/all.db" --runs-dir "$tmp/runs" > "$tmp/slurm.out"

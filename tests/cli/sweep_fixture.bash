@@ -88,7 +88,7 @@ check_complete() {
   # Every cell of the expanded sweep is one of those runs.
   local id
   for id in $("$ATTNBENCH" sweep "$sweep" --dry-run --db "$db" --runs-dir "$runs" |
-              awk '$1 ~ /^[0-9a-f]{12}$/ {print $1}'); do
+              grep -oE '^[0-9a-f]{12}  ' | tr -d ' '); do
     [ "$(sql "$db" "SELECT status FROM runs WHERE id = '$id'")" = finished ] || fail "cell $id not finished"
   done
   local dups
