@@ -274,21 +274,29 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
 
   // Loss curves.
   h += "<section id=\"loss-curves\">\n<h2>Loss curves</h2>\n";
-  for (const char* key : {"loss", "val_loss"}) {
+  // The trainer logs train/loss and val/loss (docs/training.md); loss and val_loss are DESIGN.md's
+  // names for the same curves and are read when the former are absent.
+  const struct {
+    const char *file, *title, *key, *alias;
+  } curves[] = {{"loss", "training loss", "train/loss", "loss"},
+                {"val_loss", "validation loss", "val/loss", "val_loss"}};
+  for (const auto& curve : curves) {
     LineChart c;
-    c.title = std::string(key == std::string("loss") ? "training loss" : "validation loss") + " per run";
+    c.title = std::string(curve.title) + " per run";
     c.x_label = "step";
-    c.y_label = key;
+    c.y_label = curve.key;
     c.log_y = true;
     for (const auto& m : members) {
-      Series s{m.cell.empty() ? m.id : m.cell, load_curve(db, m.id, key), false};
+      auto points = load_curve(db, m.id, curve.key);
+      if (points.empty()) points = load_curve(db, m.id, curve.alias);
+      Series s{m.cell.empty() ? m.id : m.cell, std::move(points), false};
       if (!s.points.empty()) c.series.push_back(std::move(s));
     }
     if (c.series.empty()) {
-      h += fmt::format("<p class=\"note\">No {} recorded.</p>\n", key);
+      h += fmt::format("<p class=\"note\">No {} recorded.</p>\n", curve.title);
       continue;
     }
-    const std::string file = std::string(key) + ".svg";
+    const std::string file = std::string(curve.file) + ".svg";
     write_text(o.out / file, render_line_chart(c));
     h += figure(file, c.title);
   }
