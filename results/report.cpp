@@ -145,7 +145,11 @@ std::string results_table_html(const ResultTable& t) {
 }
 
 std::string fmt_stat(const std::optional<double>& v, int decimals = 3) {
-  return v ? fmt::format("{:.{}f}", *v, decimals) : std::string(kMissing);
+  if (!v) return kMissing;
+  std::string s = fmt::format("{:.{}f}", *v, decimals);
+  // A value that rounds to zero prints as 0, whatever its sign (-0.000 reads as a negative mass).
+  if (s.find_first_not_of("-0.") == std::string::npos && s[0] == '-') s.erase(0, 1);
+  return s;
 }
 
 struct SummaryColumn {
