@@ -121,67 +121,77 @@ int run_sql(const Options& o) {
   return 0;
 }
 
-const RegisterCommand reg(
+// The group; each subcommand registers under it (main runs the deepest parsed command).
+const RegisterCommand reg_results(
     "results", "Query the results store: paper tables, runs, curves, merge, read-only SQL",
-    [](CLI::App& app) -> Action {
-      auto o = std::make_shared<Options>();
-      app.require_subcommand(1);
+    [](CLI::App&) -> Action { return {}; });
 
-      CLI::App* table = app.add_subcommand("table", "The paper-style table of a sweep");
-      table->add_option("--sweep", o->sweep, "Sweep name")->required();
-      table->add_option("--rows", o->rows,
-                        "Param keys to group rows by (comma-separated; default: attention.variant "
-                        "plus every param that varies in the sweep except train.seed)")
-          ->delimiter(',');
-      table->add_option("--metric", o->metric,
-                        "auto (acc_norm where the task has it, else acc) | acc | acc_norm")
-          ->check(CLI::IsMember({"auto", "acc", "acc_norm"}));
-      table->add_option("--tasks", o->tasks, "Tasks to show, in this order (comma-separated)")
-          ->delimiter(',');
-      table->add_option("--format", o->format, "md (default) | csv | latex | json");
-      table->add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
-      add_db_option(table, *o);
+const RegisterCommand reg_table("results", "table", "The paper-style table of a sweep",
+                                [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("--sweep", o->sweep, "Sweep name")->required();
+  cmd.add_option("--rows", o->rows,
+                 "Param keys to group rows by (comma-separated; default: attention.variant plus "
+                 "every param that varies in the sweep except train.seed)")
+      ->delimiter(',');
+  cmd.add_option("--metric", o->metric,
+                 "auto (acc_norm where the task has it, else acc) | acc | acc_norm")
+      ->check(CLI::IsMember({"auto", "acc", "acc_norm"}));
+  cmd.add_option("--tasks", o->tasks, "Tasks to show, in this order (comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--format", o->format, "md (default) | csv | latex | json");
+  cmd.add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
+  add_db_option(&cmd, *o);
+  return [o] { return run_table(*o); };
+});
 
-      CLI::App* runs = app.add_subcommand("runs", "List runs");
-      runs->add_option("--sweep", o->sweep, "Only runs of this sweep");
-      runs->add_option("--status", o->status,
-                       "Only runs with this status (pending, running, finished, failed, diverged, "
-                       "interrupted)");
-      runs->add_option("--format", o->format, "table (default) | csv | json");
-      add_db_option(runs, *o);
+const RegisterCommand reg_runs("results", "runs", "List runs", [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("--sweep", o->sweep, "Only runs of this sweep");
+  cmd.add_option("--status", o->status,
+                 "Only runs with this status (pending, running, finished, failed, diverged, "
+                 "interrupted)");
+  cmd.add_option("--format", o->format, "table (default) | csv | json");
+  add_db_option(&cmd, *o);
+  return [o] { return run_runs(*o); };
+});
 
-      CLI::App* show = app.add_subcommand("show", "Config, metadata, final metrics and evals of a run");
-      show->add_option("run", o->run, "Run id (or a unique prefix)")->required();
-      show->add_option("--format", o->format, "text (default) | json");
-      add_db_option(show, *o);
+const RegisterCommand reg_show("results", "show", "Config, metadata, final metrics and evals of a run",
+                               [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("run", o->run, "Run id (or a unique prefix)")->required();
+  cmd.add_option("--format", o->format, "text (default) | json");
+  add_db_option(&cmd, *o);
+  return [o] { return run_show(*o); };
+});
 
-      CLI::App* curves = app.add_subcommand("curves", "A training curve of a run (step, value, time)");
-      curves->add_option("run", o->run, "Run id (or a unique prefix)")->required();
-      curves->add_option("--metric", o->curve_metric, "Metric key (default loss)");
-      curves->add_option("--format", o->format, "csv (default) | json | table");
-      add_db_option(curves, *o);
+const RegisterCommand reg_curves("results", "curves", "A training curve of a run (step, value, time)",
+                                 [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("run", o->run, "Run id (or a unique prefix)")->required();
+  cmd.add_option("--metric", o->curve_metric, "Metric key (default loss)");
+  cmd.add_option("--format", o->format, "csv (default) | json | table");
+  add_db_option(&cmd, *o);
+  return [o] { return run_curves(*o); };
+});
 
-      CLI::App* merge = app.add_subcommand(
-          "merge", "Merge databases (e.g. one per Slurm array task) into OUT; idempotent");
-      merge->add_option("out", o->out, "Output database (created if missing)")->required();
-      merge->add_option("inputs", o->inputs,
-                        "Input databases (none: create OUT or upgrade its schema in place)");
+const RegisterCommand reg_merge("results", "merge",
+                                "Merge databases (e.g. one per Slurm array task) into OUT; idempotent",
+                                [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("out", o->out, "Output database (created if missing)")->required();
+  cmd.add_option("inputs", o->inputs, "Input databases (none: create OUT or upgrade its schema in place)");
+  return [o] { return run_merge(*o); };
+});
 
-      CLI::App* sql = app.add_subcommand("sql", "Run one read-only SQL statement");
-      sql->add_option("query", o->sql, "The statement, e.g. \"SELECT * FROM runs\"")->required();
-      sql->add_option("--format", o->format, "table (default) | csv | json");
-      add_db_option(sql, *o);
-
-      return [o, table, runs, show, curves, merge, sql]() -> int {
-        if (table->parsed()) return run_table(*o);
-        if (runs->parsed()) return run_runs(*o);
-        if (show->parsed()) return run_show(*o);
-        if (curves->parsed()) return run_curves(*o);
-        if (merge->parsed()) return run_merge(*o);
-        if (sql->parsed()) return run_sql(*o);
-        return 2;
-      };
-    });
+const RegisterCommand reg_sql("results", "sql", "Run one read-only SQL statement",
+                              [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("query", o->sql, "The statement, e.g. \"SELECT * FROM runs\"")->required();
+  cmd.add_option("--format", o->format, "table (default) | csv | json");
+  add_db_option(&cmd, *o);
+  return [o] { return run_sql(*o); };
+});
 
 }  // namespace
 }  // namespace attnbench::cli
