@@ -65,6 +65,12 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
   app.add_option("--data-dir", o->data_dir,
                  "Data folder for tasks and the tokenizer (default $ATTNBENCH_DATA, else ./data)");
   app.add_flag("--quiet", o->quiet, "No training progress output");
+  app.add_option("--set", o->sets, "Override a config key in every cell: section.key=value (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option_function<int64_t>(
+      "--limit", [o](const int64_t& n) { o->limit = n; },
+      "Items per task, replacing the sweep's limit (per-task limits still apply)");
   return [o, file, runs_dir] {
     o->file = *file;
     o->runs_dir = *runs_dir;

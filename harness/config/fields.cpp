@@ -194,7 +194,10 @@ std::vector<std::string> field_names(const std::string& section) {
   std::vector<std::string> names;
   for (auto& f : fields())
     if (f.section == section) names.push_back(f.name);
-  if (section == "eval") names.push_back("tasks");
+  if (section == "eval") {
+    names.push_back("tasks");
+    names.push_back("task_limits");
+  }
   return names;
 }
 

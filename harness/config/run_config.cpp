@@ -156,6 +156,19 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
         }
         continue;
       }
+      if (section == "eval" && key == "task_limits") {
+        const toml::table* lt = node.as_table();
+        if (!lt) throw InputError(loc, "eval.task_limits must be a table of task = limit");
+        for (auto& [task, n] : *lt) {
+          auto v = n.value<int64_t>();
+          if (!n.is_integer() || *v < 1) {
+            throw InputError(location_of(n.source(), dotted, source),
+                             "eval.task_limits." + std::string(task.str()) + " must be an int >= 1");
+          }
+          cfg.eval.task_limits[std::string(task.str())] = *v;
+        }
+        continue;
+      }
       if (section == "eval" && key == "tasks") {
         const toml::array* arr = node.as_array();
         if (!arr) throw InputError(loc, "eval.tasks must be an array of task names");
@@ -298,6 +311,7 @@ json to_json(const RunConfig& cfg) {
   json j = json::object();
   for (auto& f : fields()) j[f.section][f.name] = value_json(f.get(cfg));
   j["eval"]["tasks"] = cfg.eval.tasks;
+  j["eval"]["task_limits"] = cfg.eval.task_limits;
   json a = json::object();
   a["variant"] = cfg.attention.variant;
   a["backend"] = cfg.attention.backend;
@@ -318,7 +332,11 @@ RunConfig from_json(const json& j) {
       else if (v.is_number_integer()) sec.insert(k, v.get<int64_t>());
       else if (v.is_number()) sec.insert(k, v.get<double>());
       else if (v.is_string()) sec.insert(k, v.get<std::string>());
-      else if (v.is_array()) {
+      else if (v.is_object()) {
+        toml::table sub;
+        for (auto& [name, n] : v.items()) sub.insert(name, n.get<int64_t>());
+        sec.insert(k, std::move(sub));
+      } else if (v.is_array()) {
         toml::array arr;
         for (auto& x : v) arr.push_back(x.get<std::string>());
         sec.insert(k, std::move(arr));

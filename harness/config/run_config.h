@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,13 @@ struct TrainConfig {
 struct EvalConfig {
   std::vector<std::string> tasks;
   int64_t limit = 0;        // 0 = every item
+  // Per-task limits that replace `limit` for the named tasks, e.g. { wikitext = 5 } (WikiText's
+  // 62 documents cost as much as thousands of multiple-choice items).
+  std::map<std::string, int64_t> task_limits;
+  int64_t limit_for(const std::string& task) const {
+    auto it = task_limits.find(task);
+    return it == task_limits.end() ? limit : it->second;
+  }
   int64_t batch_size = 32;
   std::string bos = "none"; // BOS policy, recorded with every result: none | prepend
 };

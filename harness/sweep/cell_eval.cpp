@@ -52,6 +52,8 @@ bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector
   data::Tokenizer tokenizer = data::Tokenizer::load(options.data_root / "gpt2_tokenizer");
   for (const std::string& task : tasks) {
     if (stop && stop()) return false;
+    auto limit = options.task_limits.find(task);
+    eo.limit = limit == options.task_limits.end() ? options.limit : limit->second;
     evals::EvalReport report = evals::evaluate(model, tokenizer, {task}, eo);
     std::vector<results::EvalRow> rows;
     for (const evals::TaskReport& t : report.tasks) {
@@ -62,7 +64,7 @@ bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector
         r.value = m.value;
         r.std_error = m.std_error;
         r.n = t.n;
-        r.limit = options.limit;
+        r.limit = eo.limit;
         r.protocol_version = report.protocol;
         r.bos = evals::to_string(report.bos);
         rows.push_back(std::move(r));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@ namespace attnbench::sweep {
 
 struct CellEvalOptions {
   int64_t limit = 0;                // lm-eval --limit (0 = every item)
+  std::map<std::string, int64_t> task_limits;  // replaces `limit` for the named tasks
   std::filesystem::path data_root;  // <root>/<task>/ and <root>/gpt2_tokenizer/
   bool quiet = false;
 };

@@ -71,6 +71,7 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
   say(cell, "evaluating " + join(tasks));
   CellEvalOptions eo;
   eo.limit = cell.config.eval.limit;
+  eo.task_limits = cell.config.eval.task_limits;
   eo.data_root = o.data_root;
   eo.quiet = o.quiet;
   return evaluate_checkpoint(
@@ -99,7 +100,7 @@ std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) 
   std::vector<std::string> missing;
   for (const std::string& task : cell.config.eval.tasks) {
     bool found = false;
-    for (const auto& r : have) found = found || (r.task == task && r.limit == cell.config.eval.limit);
+    for (const auto& r : have) found = found || (r.task == task && r.limit == cell.config.eval.limit_for(task));
     if (!found) missing.push_back(task);
   }
   return missing;

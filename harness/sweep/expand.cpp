@@ -262,6 +262,7 @@ Expansion expand(const SweepFile& sweep) {
       // stored config so that each run records what it was scored on.
       if (!sweep.tasks.empty()) cell.config.eval.tasks = sweep.tasks;
       if (sweep.limit) cell.config.eval.limit = *sweep.limit;
+      for (auto& [task, n] : sweep.task_limits) cell.config.eval.task_limits[task] = n;
       out.cells.push_back(std::move(cell));
     }
   }

@@ -48,6 +48,8 @@ Spawn child_command(const SweepOptions& o, const fs::path& db, const Cell& cell,
             "--db", db.string(), "--runs-dir", o.runs_dir.string()};
   if (!o.data_dir.empty()) s.args.insert(s.args.end(), {"--data-dir", o.data_dir});
   if (o.retry_failed) s.args.push_back("--retry-failed");
+  for (auto& kv : o.sets) s.args.insert(s.args.end(), {"--set", kv});
+  if (o.limit) s.args.insert(s.args.end(), {"--limit", std::to_string(*o.limit)});
   for (char** e = environ; *e; ++e) {
     if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) s.env.push_back(*e);
   }

@@ -1,5 +1,9 @@
 #include "harness/sweep/runner.h"
 
+#include <toml++/toml.h>
+
+#include "harness/sweep/toml_values.h"
+
 #include <torch/torch.h>
 
 #include <iostream>
@@ -133,9 +137,30 @@ std::string status_summary(results::Store& store, const std::vector<const Cell*>
 
 }  // namespace
 
+static void apply_command_line(SweepFile& sweep, const SweepOptions& o) {
+  for (const std::string& assignment : o.sets) {
+    auto eq = assignment.find('=');
+    SourceLocation where{"--set " + assignment};
+    if (eq == std::string::npos || eq == 0) {
+      throw InputError(where, "expected KEY=VALUE with a dotted key, e.g. train.steps=100");
+    }
+    // The value in TOML syntax; a bare word that is not TOML is a string (as for `train --set`).
+    toml::table parsed;
+    try {
+      parsed = toml::parse("v = " + assignment.substr(eq + 1));
+    } catch (const toml::parse_error&) {
+      parsed = toml::table{{"v", assignment.substr(eq + 1)}};
+    }
+    sweep.data.push_back({assignment.substr(0, eq),
+                          scalar_value(*parsed.get("v"), "--set " + assignment, o.file), where, where});
+  }
+  if (o.limit) sweep.limit = *o.limit;
+}
+
 int run_sweep(const SweepOptions& o) {
   if (o.jobs < 1) throw UsageError("--jobs must be at least 1");
   SweepFile sweep = parse_sweep_file(o.file);
+  apply_command_line(sweep, o);
   Expansion e = expand(sweep);
   std::vector<const Cell*> cells;
   if (o.only.empty()) {

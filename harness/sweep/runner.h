@@ -4,6 +4,7 @@
 // failed ones alone unless --retry-failed, and records diverged ones as such (DESIGN.md, Sweeps).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "results/store.h"
@@ -21,6 +22,8 @@ struct SweepOptions {
   std::filesystem::path runs_dir = "runs";  // run folders <runs_dir>/<run id>/
   std::string data_dir;          // --data-dir (tasks, tokenizer); "" = $ATTNBENCH_DATA or ./data
   bool quiet = false;            // no training progress lines
+  std::vector<std::string> sets; // --set KEY=VALUE applied to every cell (changes run ids)
+  std::optional<int64_t> limit;  // --limit: replaces the sweep's limit (evaluation only)
   results::RunMetadata metadata; // recorded with every run this process claims
   std::filesystem::path executable;  // attnbench itself: children of --jobs and the Slurm script
 };

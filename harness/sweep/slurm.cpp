@@ -70,6 +70,8 @@ void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& 
                                 quoted(runs));
   cmd += " --data-dir " + quoted(abs_path(data_root(o.data_dir)));
   if (o.retry_failed) cmd += " --retry-failed";
+  for (auto& kv : o.sets) cmd += " --set " + quoted(kv);
+  if (o.limit) cmd += " --limit " + std::to_string(*o.limit);
   s += "exec " + cmd + "\n";
 
   fs::path out = o.slurm;

@@ -12,7 +12,8 @@ namespace attnbench::sweep {
 namespace {
 
 const std::vector<std::string> kSections = {"sweep", "grid", "zip", "include", "exclude"};
-const std::vector<std::string> kSweepKeys = {"name", "base", "seeds", "tasks", "data", "limit"};
+const std::vector<std::string> kSweepKeys = {"name",  "base", "seeds",      "tasks",
+                                             "data", "limit", "task_limits"};
 
 struct Reader {
   std::string file;  // for positions of nodes that carry none
@@ -158,6 +159,20 @@ void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
     } else if (key == "limit") {
       s.limit = r.integer(v, "sweep.limit");
       if (*s.limit <= 0) throw InputError(r.at(v), "sweep.limit must be positive (omit it for all items)");
+    } else if (key == "task_limits") {
+      std::vector<SourceLocation> where;
+      auto items = r.entries(r.table(v, "sweep.task_limits"), where);
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string& task = items[i].first;
+        try {
+          evals::find_task(task);
+        } catch (const UsageError& e) {
+          throw InputError(where[i], e.what());
+        }
+        int64_t n = r.integer(*items[i].second, "sweep.task_limits." + task);
+        if (n <= 0) throw InputError(r.at(*items[i].second), "sweep.task_limits." + task + " must be positive");
+        s.task_limits[task] = n;
+      }
     } else if (key == "data") {
       std::vector<SourceLocation> where;
       auto items = r.entries(r.table(v, "sweep.data"), where);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct SweepFile {
   SourceLocation seeds_where;
   std::vector<std::string> tasks;  // expanded task names ("paper", "all" allowed in the file)
   std::optional<int64_t> limit;    // eval --limit for every cell
+  std::map<std::string, int64_t> task_limits;  // per-task limits replacing `limit` (eval.task_limits)
   std::vector<Setting> data;       // overrides for [data], as "data.<key>"
   std::vector<Axis> axes;          // grid keys (file order), then zips (file order)
   std::vector<std::vector<Setting>> includes;

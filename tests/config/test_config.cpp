@@ -138,7 +138,12 @@ CATCH_TEST_CASE("run ids: stable under reordering, changed by any semantic chang
 
 CATCH_TEST_CASE("canonical JSON round-trips through from_json") {
   RunConfig c = parse("[attention]\nvariant = \"lazy\"\ntau_form = \"per_token\"\n[eval]\n"
-                      "tasks = [\"piqa\"]\nlimit = 3\n[train]\nlr = 1\n");
+                      "tasks = [\"piqa\"]\nlimit = 3\ntask_limits = { wikitext = 2 }\n"
+                      "[train]\nlr = 1\n");
+  CATCH_CHECK(c.eval.limit_for("wikitext") == 2);
+  CATCH_CHECK(c.eval.limit_for("piqa") == 3);
+  CATCH_CHECK_THAT(error_of("[eval]\ntask_limits = { wikitext = 0 }\n"),
+                   Contains("eval.task_limits.wikitext must be an int >= 1"));
   RunConfig r = from_json(to_json(c));
   CATCH_CHECK(canonical_json(r) == canonical_json(c));
   CATCH_CHECK(config_hash(r) == config_hash(c));
