@@ -1,5 +1,8 @@
 #include "harness/sweep/cell_run.h"
 
+#include "evals/diagnostics/model_diagnostics.h"
+#include "evals/diagnostics/text_source.h"
+
 #include <torch/torch.h>
 
 #include <chrono>
@@ -80,6 +83,21 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
       [] { return interrupted(); });
 }
 
+// Sink mass and sparsity (DESIGN.md, Diagnostics) of the trained model on its validation text, for
+// the sweep table's diagnostics columns; stored with the run's other results, as upserts.
+void measure_attention(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir) {
+  namespace dx = evals::diagnostics;
+  train::LoadedModel loaded = train::load_checkpoint(run_dir);
+  if (loaded.cfg.data.val.empty()) return;  // no held-out text to measure on
+  dx::DiagnosticsOptions opts;
+  opts.window = loaded.cfg.model.context_length;
+  opts.max_tokens = 8192;
+  opts.fixed_position = loaded.cfg.data.fixed_token_position;  // Mask@k runs, measured as trained
+  opts.fixed_token_id = loaded.cfg.data.fixed_token_id;
+  dx::HeldOutTokens text = dx::read_held_out(dx::TextSource{}, loaded.cfg, opts.max_tokens);
+  store.record_attn_stats(cell.id, dx::to_attn_stats(dx::measure(*loaded.model, text.tokens, opts)));
+}
+
 }  // namespace
 
 const char* to_string(CellOutcome o) {
@@ -158,6 +176,7 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
       say(cell, "interrupted during evaluation; scored tasks are kept");
       return CellOutcome::Interrupted;
     }
+    measure_attention(cell, store, run_dir);
     store.set_status(cell.id, RunStatus::Finished);
     say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
     return CellOutcome::Finished;
