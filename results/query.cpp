@@ -205,6 +205,21 @@ ResultTable build_table(Db& db, const TableRequest& req) {
       evals[{s.text(0), task, metric}] = {s.optional_real(3), s.optional_real(4)};
     }
   }
+  // Model-level attention statistics (layer = head = -1, evals/diagnostics) as diagnostic columns:
+  // the first table a user sees shows how each variant allocates attention (sink, sparsity).
+  const std::vector<std::string> kDiagnostics = {"sink_mass", "sparsity"};
+  std::set<std::string> diagnostics_present;
+  {
+    Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
+                        "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
+                        "a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity')");
+    s.bind(1, req.sweep);
+    while (s.step()) {
+      if (!selected.count(s.text(0))) continue;
+      diagnostics_present.insert(s.text(1));
+      evals[{s.text(0), "attention", s.text(1)}] = {s.optional_real(2), std::nullopt};
+    }
+  }
   std::vector<std::string> tasks = req.tasks.empty() ? task_order : req.tasks;
   for (const std::string& t : tasks) {
     if (!task_metrics.count(t)) {
@@ -240,6 +255,9 @@ ResultTable build_table(Db& db, const TableRequest& req) {
       table_notes.push_back(fmt::format("{}: no accuracy or perplexity metric (has {})", t,
                                         join(std::vector<std::string>(m.begin(), m.end()))));
     }
+  }
+  for (const std::string& d : kDiagnostics) {
+    if (diagnostics_present.count(d)) table.columns.push_back({"attention", d, false, false, true});
   }
   for (const Column& c : table.columns) table.has_avg = table.has_avg || c.in_average;
   int accuracy_columns = 0;
@@ -322,6 +340,7 @@ ResultTable build_table(Db& db, const TableRequest& req) {
   // The best row per column, and the rows whose gap to it is inside the combined stderr.
   for (size_t c = 0; c < table.columns.size(); ++c) {
     const Column& col = table.columns[c];
+    if (col.diagnostic) continue;
     std::optional<double> best;
     for (const Row& row : table.rows) {
       const Cell& cell = row.cells[c];

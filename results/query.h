@@ -37,6 +37,9 @@ struct Column {
   std::string metric;
   bool lower_is_better = false;  // perplexities
   bool in_average = false;       // accuracies enter the Avg column, perplexities do not
+  // An attention statistic of the model (task "attention": sink_mass, sparsity; model-level rows
+  // of attn_stats), not a task score: never marked best, never averaged.
+  bool diagnostic = false;
 };
 
 // The runs of one row for one column. Values are as stored (accuracies as fractions).

@@ -40,6 +40,7 @@ std::string render_table(const ResultTable& table, const std::string& format) {
 
 std::string format_value(const Column& column, double value) {
   if (column.in_average) return fmt::format("{:.1f}", 100.0 * value);
+  if (column.diagnostic) return fmt::format("{:.3f}", value);
   return fmt::format("{:.2f}", value);
 }
 
@@ -51,19 +52,22 @@ std::string format_mean_std(const Column& column, double mean, const std::option
 }
 
 std::string column_label(const Column& column) {
+  if (column.diagnostic) return column.metric == "sink_mass" ? "sink mass" : column.metric;
   return column.task + " " + column.metric + (column.lower_is_better ? " ↓" : " ↑");
 }
 
 std::string row_value(const std::string& value) { return value.empty() ? kMissing : value; }
 
 std::vector<std::string> table_legend(const ResultTable& t) {
-  bool tie = false, partial = false, no_se = false, incomplete = false, ppl = false;
+  bool tie = false, partial = false, no_se = false, incomplete = false, ppl = false, diag = false;
   for (const Column& c : t.columns) ppl = ppl || c.lower_is_better;
+  for (const Column& c : t.columns) diag = diag || c.diagnostic;
   for (const Row& r : t.rows) {
-    for (const Cell& c : r.cells) {
+    for (size_t i = 0; i < r.cells.size(); ++i) {
+      const Cell& c = r.cells[i];
       tie = tie || c.within_std_error;
       partial = partial || (c.n > 0 && c.n < r.n);
-      no_se = no_se || (c.n > 0 && !c.std_error);
+      no_se = no_se || (c.n > 0 && !c.std_error && !t.columns[i].diagnostic);
     }
     incomplete = incomplete || (r.avg && !r.avg->complete());
   }
@@ -80,6 +84,11 @@ std::vector<std::string> table_legend(const ResultTable& t) {
         "sqrt(se_best^2 + se^2), se = sqrt(sum of the runs' eval stderr^2) / n.", kTieMarker));
   }
   if (no_se) out.push_back("Some cells have no recorded stderr and are not compared with the best.");
+  if (diag) {
+    out.push_back("sink mass: mean attention weight on the first token; sparsity: share of exact "
+                  "zeros among causal attention weights; both averaged over layers and heads on "
+                  "held-out text (docs/diagnostics.md); diagnostics, not scores: no best, not in Avg.");
+  }
   if (partial) out.push_back("(n=k): only k of the row's finished runs have this value.");
   if (incomplete) {
     out.push_back(fmt::format("{}: Avg over the accuracy columns present only (some are missing): "

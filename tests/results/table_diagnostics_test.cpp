@@ -1,0 +1,56 @@
+// The sweep table's attention-diagnostics columns: model-level attn_stats rows (layer = head = -1)
+// shown as sink mass and sparsity, averaged over a row's runs, never marked best, never in Avg.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "results/query.h"
+#include "results/table.h"
+#include "tests/results/fixture.h"
+
+using namespace attnbench::results;
+using attnbench::results::testing::add_run;
+using attnbench::results::testing::eval;
+using attnbench::results::testing::TempDir;
+using Catch::Matchers::Contains;
+
+CATCH_TEST_CASE("table: sink mass and sparsity columns from model-level attention statistics") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  auto params = [](const std::string& variant, int seed) {
+    return std::vector<Param>{{"attention.variant", variant, "string"},
+                              {"train.seed", std::to_string(seed), "int"}};
+  };
+  add_run(store, "s", "soft0", params("softmax", 0));
+  add_run(store, "s", "lazy0", params("lazy", 0));
+  add_run(store, "s", "lazy1", params("lazy", 1));
+  for (auto id : {"soft0", "lazy0", "lazy1"}) store.record_evals(id, {eval("copa", "acc", 0.5, 0.05)});
+  // Model-level rows (layer = head = -1) feed the columns; per-layer rows must not.
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.40}, {-1, -1, "sparsity", -1, 0.0},
+                                    {0, 1, "sink_mass", -1, 0.99}});
+  store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, 0.02}, {-1, -1, "sparsity", -1, 0.50}});
+  store.record_attn_stats("lazy1", {{-1, -1, "sink_mass", -1, 0.04}, {-1, -1, "sparsity", -1, 0.60}});
+
+  TableRequest req;
+  req.sweep = "s";
+  ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.columns.size() == 3);
+  CATCH_CHECK(t.columns[1].task == "attention");
+  CATCH_CHECK(t.columns[1].metric == "sink_mass");
+  CATCH_CHECK(t.columns[2].metric == "sparsity");
+  CATCH_CHECK(t.columns[1].diagnostic);
+  CATCH_CHECK_FALSE(t.columns[1].in_average);
+  CATCH_REQUIRE(t.rows.size() == 2);
+  const Row& soft = t.rows[0];
+  const Row& lazy = t.rows[1];
+  CATCH_CHECK(std::abs(soft.cells[1].mean - 0.40) < 1e-12);  // not 0.99: per-layer rows ignored
+  CATCH_CHECK(std::abs(lazy.cells[1].mean - 0.03) < 1e-12);
+  CATCH_CHECK(std::abs(lazy.cells[2].mean - 0.55) < 1e-12);
+  CATCH_CHECK(std::abs(*lazy.cells[2].std - std::sqrt(0.005)) < 1e-12);  // sample std of .5, .6
+  CATCH_CHECK_FALSE(soft.cells[1].best);
+  CATCH_CHECK_FALSE(lazy.cells[1].best);
+  CATCH_CHECK(std::abs(soft.avg->mean - 0.5) < 1e-12);  // Avg over copa only
+  std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("sink mass") && Contains("0.030") && Contains("0.550"));
+  CATCH_CHECK_THAT(md, Contains("not in Avg"));
+}
