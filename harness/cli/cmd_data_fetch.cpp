@@ -25,6 +25,15 @@ struct PlanItem {
   bool pretraining = false;
 };
 
+// The GPT-2 tokenizer files, as OpenAI publishes them; the checksums are the ones tiktoken pins.
+struct TokenizerFile {
+  std::string name, sha256;
+};
+const std::vector<TokenizerFile> kTokenizerFiles = {
+    {"encoder.json", "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"},
+    {"vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"},
+};
+
 const std::vector<PlanItem>& plan() {
   static const std::vector<PlanItem> items = {
       {"arc_easy", "allenai/ai2_arc", "ARC-Easy", "test"},
@@ -48,6 +57,7 @@ std::string relative_file(const PlanItem& p) { return p.folder + "/hf_format/" +
 
 struct Options {
   std::string out = "data";
+  std::string files_endpoint = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main";
   std::string only;
   int64_t pretrain_rows = 20000;
   bool no_pretrain = false;
@@ -106,6 +116,21 @@ int run(Options o) {
   fs::path manifest_file = root / "fetch_manifest.json";
   nlohmann::json manifest = read_manifest(manifest_file);
   manifest["endpoint"] = o.fetch.endpoint;
+
+  // The tokenizer first: every other step (prepare, eval) needs it.
+  for (const TokenizerFile& f : kTokenizerFiles) {
+    fs::path file = root / "gpt2_tokenizer" / f.name;
+    try {
+      data::fetch_file(o.files_endpoint + "/" + f.name, file, f.sha256, o.fetch);
+    } catch (const data::NetworkError& e) {
+      throw UsageError(fmt::format(
+          "cannot download {} from {} ({})\n  expected: {} (sha256 {})\n  get it: point "
+          "ATTNBENCH_DATA (or --data-dir) at a folder that has gpt2_tokenizer/ (layout: "
+          "docs/data.md), or rerun with network access",
+          f.name, o.files_endpoint, e.what(), file.string(), f.sha256));
+    }
+    fmt::print("gpt2_tokenizer/{}: sha256 {} verified\n", f.name, f.sha256.substr(0, 16));
+  }
 
   for (size_t i = 0; i < chosen.size(); ++i) {
     const PlanItem& p = chosen[i];
@@ -168,6 +193,9 @@ RegisterCommand reg("data", "fetch",
                                      "FineWeb-Edu rows to download")->capture_default_str();
                       app.add_flag("--no-pretrain", o->no_pretrain, "skip the FineWeb-Edu sample");
                       app.add_option("--endpoint", o->fetch.endpoint, "datasets-server base URL")
+                          ->capture_default_str();
+                      app.add_option("--files-endpoint", o->files_endpoint,
+                                     "base URL of the GPT-2 tokenizer files")
                           ->capture_default_str();
                       app.add_option("--retries", o->fetch.retries, "retries per request")
                           ->capture_default_str();

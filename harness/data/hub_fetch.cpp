@@ -53,8 +53,9 @@ HttpAnswer get(const std::string& url, long timeout_s) {
 }
 
 // GET with retries: transport errors, 429 and 5xx are retried with exponential backoff; other
-// statuses are final.
-nlohmann::json get_page(const std::string& url, const FetchOptions& o) {
+// statuses are final. `accept` says whether a 200 body is complete (a cut-off body is retried).
+std::string get_with_retries(const std::string& url, const FetchOptions& o,
+                             const std::function<bool(const std::string&)>& accept) {
   double wait = o.backoff_s;
   std::string last;
   for (int attempt = 0; attempt <= o.retries; ++attempt) {
@@ -77,14 +78,25 @@ nlohmann::json get_page(const std::string& url, const FetchOptions& o) {
       throw std::runtime_error("GET " + url + " answered HTTP " + std::to_string(a.status) + ": " +
                                a.body.substr(0, 300));
     }
-    try {
-      return nlohmann::json::parse(a.body);
-    } catch (const nlohmann::json::exception&) {
-      last = "answer is not JSON (" + std::to_string(a.body.size()) + " bytes)";  // cut off: retry
-    }
+    if (accept(a.body)) return a.body;
+    last = "answer incomplete or not the expected content (" + std::to_string(a.body.size()) +
+           " bytes)";  // a cut-off body: retry
   }
   throw NetworkError("GET " + url + " failed after " + std::to_string(o.retries + 1) +
                      " tries: " + last);
+}
+
+nlohmann::json get_page(const std::string& url, const FetchOptions& o) {
+  nlohmann::json page;
+  get_with_retries(url, o, [&](const std::string& body) {
+    try {
+      page = nlohmann::json::parse(body);
+      return true;
+    } catch (const nlohmann::json::exception&) {
+      return false;
+    }
+  });
+  return page;
 }
 
 // Complete lines already in a partial download; a torn last line (killed mid-write) is cut off.
@@ -101,6 +113,21 @@ int64_t recover_partial(const fs::path& partial) {
 }
 
 }  // namespace
+
+std::string fetch_file(const std::string& url, const fs::path& out_file,
+                       const std::string& expected_sha256, const FetchOptions& o) {
+  if (fs::exists(out_file) && sha256_file(out_file) == expected_sha256) return expected_sha256;
+  fs::create_directories(out_file.parent_path());
+  // The checksum is the completeness test: a body cut short by a dropped connection is retried.
+  std::string body = get_with_retries(url, o, [&](const std::string& b) {
+    return sha256_hex(b) == expected_sha256;
+  });
+  fs::path partial = out_file;
+  partial += ".partial";
+  std::ofstream(partial, std::ios::binary | std::ios::trunc).write(body.data(), body.size());
+  fs::rename(partial, out_file);
+  return expected_sha256;
+}
 
 FetchResult fetch_split(const HubSplit& s, const FetchOptions& o) {
   FetchResult r;

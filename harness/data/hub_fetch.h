@@ -49,4 +49,10 @@ struct FetchResult {
 // after all retries, std::runtime_error for other failures (bad answers, HTTP 4xx).
 FetchResult fetch_split(const HubSplit& split, const FetchOptions& options);
 
+// Downloads one file from `url` into `out_file` (through <file>.partial, with the retries of
+// `options`) and checks its sha256 against `expected_sha256`; a mismatch throws and keeps nothing.
+// An existing file with the expected checksum is kept without a request. Returns the sha256.
+std::string fetch_file(const std::string& url, const std::filesystem::path& out_file,
+                       const std::string& expected_sha256, const FetchOptions& options);
+
 }  // namespace attnbench::data

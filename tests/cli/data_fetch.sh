@@ -29,7 +29,7 @@ stop_server() { kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/de
 fetch() {  # $1 = out dir, rest = extra args
   local out=$1; shift
   "$ATTNBENCH" data fetch --out "$out" --only arc_easy,copa,fineweb_edu --pretrain-rows 13 \
-    --endpoint "$endpoint" --backoff 0.05 "$@"
+    --endpoint "$endpoint" --files-endpoint "$endpoint/files" --backoff 0.05 "$@"
 }
 
 # Compares fetched rows with the source rows, row by row (row 7 of each is served truncated and
@@ -48,8 +48,9 @@ print(f"ok {sys.argv[1]}: {len(got)} rows")
 EOF
 }
 
-# 1. A dropped connection (request 2) and a server error (request 4) are retried transparently.
-start_server "drop@2,500@4"
+# 1. A dropped connection (request 2: the second tokenizer file, cut in half) and a server error
+#    (request 5: a rows page) are retried transparently; the tokenizer files are checksum-verified.
+start_server "drop@2,500@5"
 fetch "$tmp/a" > "$tmp/a.out"
 stop_server
 check_rows "$tmp/a/arc_easy/hf_format/test.jsonl" "$ATTNBENCH_DATA/arc_easy/hf_format/ARC-Easy-test.jsonl"
@@ -70,6 +71,8 @@ print("ok manifest checksums")
 EOF
 grep -q "500" "$tmp/requests.log" || true
 [ "$(ls "$tmp/a"/*/hf_format | grep -c partial)" = 0 ] || { echo "FAIL: partial files left"; exit 1; }
+cmp "$tmp/a/gpt2_tokenizer/encoder.json" "$ATTNBENCH_DATA/gpt2_tokenizer/encoder.json"
+cmp "$tmp/a/gpt2_tokenizer/vocab.bpe" "$ATTNBENCH_DATA/gpt2_tokenizer/vocab.bpe"
 
 # 2. Rerunning a complete fetch downloads nothing.
 start_server ""
@@ -79,9 +82,10 @@ stop_server
 [ ! -s "$tmp/requests.log" ] || { echo "FAIL: a complete fetch made requests"; cat "$tmp/requests.log"; exit 1; }
 grep -q "up to date" "$tmp/a2.out" || { echo "FAIL: no 'up to date' message"; cat "$tmp/a2.out"; exit 1; }
 
-# 3. Interrupted download: the server dies after 10 pages of ARC-Easy (rows 0..999); the rerun
-#    resumes at offset 1000 instead of starting again, and the result equals the source.
-start_server "die@11"
+# 3. Interrupted download: the server dies after the tokenizer files and 10 pages of ARC-Easy
+#    (rows 0..999); the rerun resumes at offset 1000 instead of starting again, and the result
+#    equals the source (the verified tokenizer files are not downloaded again).
+start_server "die@13"
 if fetch "$tmp/b" --retries 0 > "$tmp/b.out" 2>&1; then echo "FAIL: fetch survived a dead server"; exit 1; fi
 stop_server
 [ -f "$tmp/b/arc_easy/hf_format/test.jsonl.partial" ] || { echo "FAIL: no partial file kept"; exit 1; }
@@ -97,11 +101,11 @@ check_rows "$tmp/b/arc_easy/hf_format/test.jsonl" "$ATTNBENCH_DATA/arc_easy/hf_f
 # 4. No network: one clear message naming the expected files and how to get them, exit 2.
 set +e
 "$ATTNBENCH" data fetch --out "$tmp/c" --only arc_easy --endpoint http://127.0.0.1:9 \
-  --retries 1 --backoff 0.01 > "$tmp/c.out" 2> "$tmp/c.err"
+  --files-endpoint http://127.0.0.1:9 --retries 1 --backoff 0.01 > "$tmp/c.out" 2> "$tmp/c.err"
 rc=$?
 set -e
 [ "$rc" = 2 ] || { echo "FAIL: exit $rc without network, expected 2"; cat "$tmp/c.err"; exit 1; }
-grep -q "arc_easy/hf_format/test.jsonl" "$tmp/c.err" || { echo "FAIL: message lacks the expected file"; cat "$tmp/c.err"; exit 1; }
+grep -q "gpt2_tokenizer/encoder.json" "$tmp/c.err" || { echo "FAIL: message lacks the expected file"; cat "$tmp/c.err"; exit 1; }
 grep -q "ATTNBENCH_DATA" "$tmp/c.err" || { echo "FAIL: message lacks how to get the data"; cat "$tmp/c.err"; exit 1; }
 [ -z "$(find "$tmp/c" -name '*.jsonl' 2>/dev/null)" ] || { echo "FAIL: half-written files"; exit 1; }
 echo "data fetch: all checks passed"

@@ -73,6 +73,22 @@ def main():
             if fault == "die":
                 os._exit(0)
             url = urlparse(self.path)
+            if url.path.startswith("/files/"):  # the GPT-2 tokenizer files, as a plain file host
+                name = os.path.basename(url.path)
+                with open(args.log, "a") as log:
+                    log.write(f"file {name}\n")
+                body = open(os.path.join(args.data, "gpt2_tokenizer", name), "rb").read()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if fault == "drop":
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                self.wfile.write(body)
+                return
             q = {k: v[0] for k, v in parse_qs(url.query).items()}
             key = (q.get("dataset"), q.get("config"), q.get("split"))
             offset, length = int(q.get("offset", 0)), int(q.get("length", 100))
