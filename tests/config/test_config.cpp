@@ -82,7 +82,7 @@ CATCH_TEST_CASE("wrong types and impossible values are rejected before any work"
                    Contains("data.fixed_token_position"));
 }
 
-CATCH_TEST_CASE("--set overrides take TOML values, bare words as strings, and are validated") {
+CATCH_TEST_CASE("command-line overrides take TOML values, bare words as strings, and are validated") {
   RunConfig c = parse("[train]\nlr = 1e-3\n",
                       {"train.lr=2e-3", "attention.variant=lazy", "attention.tau_init=0",
                        "eval.tasks=[\"piqa\", \"copa\"]", "train.steps=7"});
