@@ -20,6 +20,7 @@
 #include "evals/diagnostics/text_source.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
+#include "harness/cli/standalone_run.h"
 #include "harness/common/error.h"
 #include "harness/config/run_config.h"
 #include "results/store.h"
@@ -124,25 +125,6 @@ void print_table(const dx::ModelDiagnostics& d, const std::string& run_id, int64
              all.size());
 }
 
-// A checkpoint trained outside any store is registered as a finished standalone run under its
-// config hash, so its statistics have a run row to belong to (as `attnbench eval` does).
-void ensure_run(results::Store& store, const config::RunConfig& cfg, const std::string& run_id,
-                int threads) {
-  if (store.run(run_id)) return;
-  std::vector<results::Param> params;
-  for (const auto& [key, value] : config::flatten(cfg)) {
-    params.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
-  }
-  results::RunMetadata meta;
-  meta.device = "cpu";
-  meta.blas = loaded_blas();
-  meta.threads = threads;
-  meta.attnbench_version = ATTNBENCH_VERSION;
-  meta.torch_version = TORCH_VERSION;
-  auto claim = store.claim_run(run_id, "", "", config::canonical_json(cfg), params, meta);
-  if (claim.claimed) store.set_status(run_id, results::RunStatus::Finished);
-}
-
 int run(const Options& o) {
   if (o.format != "table" && o.format != "json") {
     throw UsageError("--format " + o.format + ": expected table or json" +
@@ -205,7 +187,7 @@ int run(const Options& o) {
     }
   }
   if (store) {
-    ensure_run(*store, cfg, run_id, threads);
+    ensure_standalone_run(*store, cfg, run_id, threads);
     store->record_attn_stats(run_id, dx::to_attn_stats(d));
     std::cerr << "attn_stats of run " << run_id << " stored in " << store->path().string() << "\n";
   }

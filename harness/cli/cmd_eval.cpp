@@ -16,6 +16,7 @@
 #include "evals/evaluator.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
+#include "harness/cli/standalone_run.h"
 #include "harness/common/error.h"
 #include "harness/common/paths.h"
 #include "harness/config/run_config.h"
@@ -79,25 +80,6 @@ void print_table(const evals::EvalReport& report) {
                               : "");
 }
 
-// The store needs the run row before its evals: a checkpoint trained outside any store is
-// registered as a finished standalone run under its config hash.
-void ensure_run(results::Store& store, const config::RunConfig& cfg, const std::string& run_id,
-                int threads) {
-  if (store.run(run_id)) return;
-  std::vector<results::Param> params;
-  for (const auto& [key, value] : config::flatten(cfg)) {
-    params.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
-  }
-  results::RunMetadata meta;
-  meta.device = "cpu";
-  meta.blas = loaded_blas();
-  meta.threads = threads;
-  meta.attnbench_version = ATTNBENCH_VERSION;
-  meta.torch_version = TORCH_VERSION;
-  auto claim = store.claim_run(run_id, "", "", config::canonical_json(cfg), params, meta);
-  if (claim.claimed) store.set_status(run_id, results::RunStatus::Finished);
-}
-
 int run(Options o) {
   const int threads = init_threads(o.threads);
   evals::LoadedModel loaded = evals::load_model(o.checkpoint);
@@ -154,7 +136,7 @@ int run(Options o) {
   report.bos = opt.bos;
   report.limit = opt.limit;
   const std::string run_id = config::config_hash(loaded.cfg);
-  if (store) ensure_run(*store, loaded.cfg, run_id, threads);
+  if (store) ensure_standalone_run(*store, loaded.cfg, run_id, threads);
   for (size_t i = 0; i < tasks.size(); ++i) {
     const auto& spec = evals::find_task(tasks[i]);
     evals::TaskReport t =
