@@ -213,6 +213,15 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
   return report;
 }
 
+std::vector<results::EvalRow> eval_rows(const TaskReport& task, int64_t limit, BosPolicy bos) {
+  std::vector<results::EvalRow> rows;
+  for (const MetricValue& m : task.metrics) {
+    rows.push_back({task.task, m.name, m.value, m.std_error, task.n, limit, kProtocolVersion,
+                    to_string(bos)});
+  }
+  return rows;
+}
+
 EvalReport evaluate(LanguageModel& model, const TextEncoder& encode,
                     const std::vector<std::string>& tasks, const EvalOptions& options) {
   EvalReport report;

@@ -12,6 +12,7 @@
 #include "evals/language_model.h"
 #include "evals/loglikelihood.h"
 #include "evals/metrics.h"
+#include "results/store.h"
 #include "evals/tasks/task.h"
 
 namespace attnbench::data {
@@ -94,6 +95,10 @@ EvalReport evaluate(LanguageModel& model, const TextEncoder& encode,
                     const std::vector<std::string>& tasks, const EvalOptions& options);
 EvalReport evaluate(LanguageModel& model, const data::Tokenizer& tokenizer,
                     const std::vector<std::string>& tasks, const EvalOptions& options);
+
+// A scored task as results-store rows (one per metric), stamped with kProtocolVersion, the item
+// limit and the BOS policy it was scored under.
+std::vector<results::EvalRow> eval_rows(const TaskReport& task, int64_t limit, BosPolicy bos);
 
 // The GPT-2 tokenizer as a TextEncoder.
 TextEncoder text_encoder(const data::Tokenizer& tokenizer);

@@ -142,12 +142,7 @@ int run(Options o) {
     evals::TaskReport t =
         evals::evaluate_docs(lm, encode, spec.name, spec.type, spec.metrics, docs[i], opt);
     if (store) {  // each task is one transaction, written as soon as it is done
-      std::vector<results::EvalRow> rows;
-      for (const auto& m : t.metrics) {
-        rows.push_back({t.task, m.name, m.value, m.std_error, t.n, opt.limit,
-                        evals::kProtocolVersion, evals::to_string(opt.bos)});
-      }
-      store->record_evals(run_id, rows);
+      store->record_evals(run_id, evals::eval_rows(t, opt.limit, opt.bos));
       if (o.log_samples) {
         std::vector<results::Sample> samples;
         for (const auto& s : t.samples) {

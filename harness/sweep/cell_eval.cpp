@@ -57,18 +57,8 @@ bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector
     evals::EvalReport report = evals::evaluate(model, tokenizer, {task}, eo);
     std::vector<results::EvalRow> rows;
     for (const evals::TaskReport& t : report.tasks) {
-      for (const evals::MetricValue& m : t.metrics) {
-        results::EvalRow r;
-        r.task = t.task;
-        r.metric = m.name;
-        r.value = m.value;
-        r.std_error = m.std_error;
-        r.n = t.n;
-        r.limit = eo.limit;
-        r.protocol_version = report.protocol;
-        r.bos = evals::to_string(report.bos);
-        rows.push_back(std::move(r));
-      }
+      std::vector<results::EvalRow> task_rows = evals::eval_rows(t, eo.limit, report.bos);
+      rows.insert(rows.end(), task_rows.begin(), task_rows.end());
     }
     record(rows);
   }

@@ -66,6 +66,16 @@ def main():
             self.end_headers()
             return body
 
+        def send(self, body, fault):
+            # fault "drop": half of the body, then the connection is cut
+            if fault == "drop":
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            self.wfile.write(body)
+
         def do_GET(self):
             state["n"] += 1
             n = state["n"]
@@ -81,13 +91,7 @@ def main():
                 self.send_response(200)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                if fault == "drop":
-                    self.wfile.write(body[: len(body) // 2])
-                    self.wfile.flush()
-                    self.close_connection = True
-                    self.connection.shutdown(2)
-                    return
-                self.wfile.write(body)
+                self.send(body, fault)
                 return
             q = {k: v[0] for k, v in parse_qs(url.query).items()}
             key = (q.get("dataset"), q.get("config"), q.get("split"))
@@ -106,13 +110,7 @@ def main():
                     for i in range(offset, min(offset + min(length, 100), len(rows)))]
             body = self.answer(200, {"features": [], "rows": page, "num_rows_total": len(rows),
                                      "num_rows_per_page": 100, "partial": False})
-            if fault == "drop":
-                self.wfile.write(body[: len(body) // 2])
-                self.wfile.flush()
-                self.close_connection = True
-                self.connection.shutdown(2)
-                return
-            self.wfile.write(body)
+            self.send(body, fault)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(args.port_file + ".tmp", "w") as f:
