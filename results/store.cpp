@@ -206,6 +206,29 @@ void Store::upsert_sweep(const std::string& name, const std::string& file) {
       .run();
 }
 
+void Store::add_pending_runs(const std::string& sweep, const std::vector<PendingRun>& runs) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->add_sweep(sweep);
+  Stmt ins = db.prepare("INSERT INTO runs(id, sweep, cell, status, config, created) "
+                        "VALUES (?, NULLIF(?, ''), ?, 'pending', ?, ?) ON CONFLICT(id) DO NOTHING");
+  Stmt param = db.prepare("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?) "
+                          "ON CONFLICT(run, key) DO NOTHING");
+  for (const PendingRun& r : runs) {
+    ins.bind_all(r.id, sweep, r.cell, r.config_json, iso_now()).run();
+    ins.reset();
+    const bool added = db.changes() > 0;  // else the run existed, and its params are its own
+    impl_->add_membership(r.id, sweep, r.cell);
+    if (!added) continue;
+    for (const Param& p : r.params) {
+      param.bind_all(r.id, p.key, p.value, p.type).run();
+      param.reset();
+    }
+  }
+  tx.commit();
+}
+
 ClaimResult Store::claim_run(const std::string& run_id, const std::string& sweep,
                              const std::string& cell, const std::string& config_json,
                              const std::vector<Param>& params, const RunMetadata& metadata,

@@ -110,6 +110,13 @@ struct ClaimOptions {
   double stale_after_s = 900;
 };
 
+struct PendingRun {
+  std::string id;
+  std::string cell;         // the cell's label in its sweep
+  std::string config_json;  // canonical JSON of the resolved config
+  std::vector<Param> params;
+};
+
 struct ClaimResult {
   bool claimed = false;      // this Store now holds the run (status running): run it
   RunStatus previous = RunStatus::Pending;  // status before this call (Pending for a new run)
@@ -136,6 +143,13 @@ class Store {
 
   // Records a sweep (name unique; the file is updated if it moved).
   void upsert_sweep(const std::string& name, const std::string& file);
+
+  // Records the runs of a sweep that the database does not have yet as pending members of `sweep`,
+  // in the given order, in one transaction (runs it has already are left as they are, membership
+  // added). The sweep runner lists every cell this way before running any, so that the store shows
+  // what is still to do and tables list cells in the sweep file's order, not in the order in which
+  // parallel or resumed runs happened to start.
+  void add_pending_runs(const std::string& sweep, const std::vector<PendingRun>& runs);
 
   // Atomically decides whether this Store may run `run_id`, and if so marks it running under this
   // Store's owner (host:pid) with a fresh heartbeat, records config, params and metadata, and adds

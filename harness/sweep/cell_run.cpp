@@ -124,6 +124,10 @@ std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) 
   return missing;
 }
 
+results::PendingRun pending_run(const Cell& cell) {
+  return {cell.id, cell.label, config::canonical_json(cell.config), params_of(cell.config)};
+}
+
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& o) {
   const config::RunConfig& cfg = cell.config;
@@ -151,8 +155,10 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
         return CellOutcome::Skipped;  // diverged: a result, recorded as such
     }
   }
-  say(cell, claim.existed ? fmt::format("resuming ({} before)", results::to_string(claim.previous))
-                             : std::string("starting"));
+  // A pending run was listed by the runner (Store::add_pending_runs) but never started.
+  const bool resuming = claim.existed && claim.previous != RunStatus::Pending;
+  say(cell, resuming ? fmt::format("resuming ({} before)", results::to_string(claim.previous))
+                     : std::string("starting"));
   Heartbeat heartbeat(store, cell.id);
   try {
     StoreSink sink(store, cell.id);

@@ -34,6 +34,9 @@ struct CellRunOptions {
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& options);
 
+// The cell as the store records a run it has not started: id, label, config and its params.
+results::PendingRun pending_run(const Cell& cell);
+
 // The cell's tasks (config.eval.tasks) that its run has no eval row for at its limit.
 std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store);
 

@@ -184,14 +184,23 @@ int run_sweep(const SweepOptions& o) {
   install_interrupt_handler();
   results::Store store = results::Store::open(db);
   store.upsert_sweep(sweep.name, fs::absolute(sweep.file).lexically_normal().string());
+  std::vector<results::PendingRun> pending;
+  for (const Cell* c : cells) pending.push_back(pending_run(*c));
+  store.add_pending_runs(sweep.name, pending);
 
   bool failed = false;
   if (o.jobs > 1 && cells.size() > 1) {
     // The children check and claim their own cells; the runner only sorts out what is left to do.
+    // A cell marked running goes to a child too: only the claim can tell a live holder from one
+    // that was killed (kill -9, a second Ctrl-C) and left the mark behind; the child takes such a
+    // cell over and skips one whose holder is alive.
     std::vector<const Cell*> todo;
     for (const Cell* c : cells) {
-      std::string action = planned_action(*c, store.run(c->id), &store, o.retry_failed);
-      if (action.rfind("skip", 0) != 0) todo.push_back(c);
+      const auto run = store.run(c->id);
+      std::string action = planned_action(*c, run, &store, o.retry_failed);
+      if (action.rfind("skip", 0) != 0 || (run && run->status == RunStatus::Running)) {
+        todo.push_back(c);
+      }
     }
     if (!todo.empty()) preflight_all(todo, data_root);
     print_header(sweep, e, db, o);

@@ -41,7 +41,9 @@ for i in 1 2 3 4 5 6; do
 done
 
 for attempt in 1 2 3 4; do
-  if run 1 && [ "$(sql "$tmp/crash.db" "SELECT count(*) FROM runs WHERE status = 'finished'")" = 6 ]; then
+  # --jobs 2: the parallel runner must also take over cells that a killed process left marked
+  # running (their holder's pid is gone), not skip them as running elsewhere.
+  if run 2 && [ "$(sql "$tmp/crash.db" "SELECT count(*) FROM runs WHERE status = 'finished'")" = 6 ]; then
     break
   fi
   sleep 1  # a child killed a moment ago may still hold its claim

@@ -226,6 +226,31 @@ CATCH_TEST_CASE("a run shared by two sweeps belongs to both") {
   CATCH_CHECK(s.runs({"", RunStatus::Failed}).empty());
 }
 
+CATCH_TEST_CASE("pending runs are listed in the sweep's order and leave existing runs alone") {
+  TempDir dir;
+  Store s = Store::open(dir / "r.db");
+  CATCH_REQUIRE(claim(s, "b").claimed);  // started before the sweep listed its cells
+  s.set_status("b", RunStatus::Finished);
+  std::vector<PendingRun> cells;
+  for (const char* id : {"c", "a", "b", "d"}) {
+    cells.push_back({id, std::string("cell-") + id, "{}", {{"attention.variant", id, "string"}}});
+  }
+  s.add_pending_runs("sw", cells);
+  s.add_pending_runs("sw", cells);  // listing them again changes nothing
+  std::vector<std::string> order;
+  for (const RunInfo& r : s.runs({"sw", std::nullopt})) order.push_back(r.id);
+  CATCH_CHECK(order == std::vector<std::string>{"b", "c", "a", "d"});  // b was created first
+  CATCH_CHECK(s.run("b")->status == RunStatus::Finished);
+  CATCH_CHECK(s.run("c")->status == RunStatus::Pending);
+  CATCH_CHECK(s.params("a").size() == 1);
+  CATCH_CHECK(s.params("a")[0].value == "a");
+  CATCH_CHECK(count(s.db(), "SELECT count(*) FROM params WHERE run = ?", "b") == 1);
+  ClaimResult r = claim(s, "a");  // a listed run is claimed like a new one
+  CATCH_CHECK(r.claimed);
+  CATCH_CHECK(r.previous == RunStatus::Pending);
+  CATCH_CHECK(s.run("a")->status == RunStatus::Running);
+}
+
 CATCH_TEST_CASE("re-logging a metric, eval, stat or sample replaces it, never duplicates") {
   TempDir dir;
   Store s = Store::open(dir / "r.db");
