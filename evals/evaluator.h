@@ -23,7 +23,7 @@ namespace attnbench::evals {
 
 // Stored with every result: which lm-eval version's zero-shot protocol, and which revision of our
 // implementation of it. Bump the attnbench-N suffix whenever a number could change.
-constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-1";
+constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-2";
 
 struct EvalOptions {
   int64_t limit = 0;        // score only the first N documents of each task (0 = all): lm-eval --limit

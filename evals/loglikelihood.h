@@ -23,9 +23,8 @@ struct ForwardStats {
   double forward_seconds = 0;  // time inside LanguageModel::logits
 };
 
-// log_softmax is taken in float64 over the continuation rows only (cheap: contlen x V per request),
-// so the result is reproducible to well below 1e-5 whatever the batch composition; lm-eval takes it
-// in the model's dtype (float32 here), a difference far below the float32 logits' own rounding.
+// log_softmax is taken as lm-eval takes it, in the logits' dtype (float32), over the continuation
+// rows only (contlen x V per request); the per-token log-probs are summed in float64.
 std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
                                                   const std::vector<TokenRequest>& requests,
                                                   int64_t batch_size,
