@@ -49,6 +49,22 @@ attnbench_library(ab_evals    DIR evals evals/diagnostics TORCH
 attnbench_library(ab_sweep    DIR harness/sweep TORCH DEPS ab_train ab_evals ab_results)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
+# Commands that include nothing from the torch layers (only harness/cli/command.h and the torch-free
+# leaves above) skip the torch PCH: with it each took ~20 s to compile, without it a few (CLI11 and
+# fmt alone), which the quickstart's first build on 2 cores feels. Decided when CMake runs.
+foreach(src ${cli_srcs})
+  file(STRINGS ${src} includes REGEX "^#include")
+  set(torch_free TRUE)
+  foreach(line ${includes})
+    if(line MATCHES "<(torch|ATen|c10)/" OR (line MATCHES "\"" AND NOT line MATCHES
+       "\"(harness/(common|config|data)/|results/|evals/tasks/|harness/cli/command\\.h)"))
+      set(torch_free FALSE)
+    endif()
+  endforeach()
+  if(torch_free)
+    set_source_files_properties(${src} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  endif()
+endforeach()
 add_executable(attnbench ${cli_srcs})
 target_link_libraries(attnbench PRIVATE ab_sweep CLI11::CLI11)
 attnbench_use_torch(attnbench)
