@@ -14,7 +14,7 @@ fail() {
 
 # Every quickstart cell on a tiny budget: 4 steps of 2 x 64 tokens, checkpoints every 2 steps (so
 # that an interruption has a checkpoint to resume from), 2 items per task (WikiText keeps the
-# sweep's 4 articles), attention statistics as the real quickstart.
+# sweep's 2 articles), attention statistics as the real quickstart.
 export ATTNBENCH_QUICKSTART_SET="train.steps=4 train.batch_size=2 model.context_length=64 \
 train.warmup_steps=1 train.eval_interval=2 train.eval_tokens=256 train.checkpoint_interval=2"
 export ATTNBENCH_QUICKSTART_LIMIT=2
