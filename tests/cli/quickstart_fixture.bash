@@ -19,6 +19,20 @@ export ATTNBENCH_QUICKSTART_SET="train.steps=4 train.batch_size=2 model.context_
 train.warmup_steps=1 train.eval_interval=2 train.eval_tokens=256 train.checkpoint_interval=2"
 export ATTNBENCH_QUICKSTART_LIMIT=2
 
+# quickstart_workspace: the common start of the quickstart tests. Without $ATTNBENCH_DATA the test
+# skips (exit 0); otherwise $tmp is a fresh folder, removed on exit, with $tmp/data from
+# make_small_data, and $src the repository root.
+quickstart_workspace() {
+  if [ -z "${ATTNBENCH_DATA:-}" ]; then
+    echo "skip: ATTNBENCH_DATA is not set; the quickstart needs the data folder" >&2
+    exit 0
+  fi
+  src=$ATTNBENCH_SOURCE_DIR
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  make_small_data "$tmp/data"
+}
+
 # make_small_data DIR: a data folder that links every evaluation split of $ATTNBENCH_DATA and holds
 # a slice of the Wikipedia sample (its first 300 documents and the small last file, about 0.8M
 # tokens) so that the quickstart's `data prepare` takes a second instead of the whole 30M tokens.

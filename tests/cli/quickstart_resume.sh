@@ -6,14 +6,7 @@
 # finished, then to the end. Its table and training curves must equal a run that was never stopped.
 set -euo pipefail
 source "$(dirname "$0")/quickstart_fixture.bash"
-src=$ATTNBENCH_SOURCE_DIR
-if [ -z "${ATTNBENCH_DATA:-}" ]; then
-  echo "skip: ATTNBENCH_DATA is not set; the quickstart needs the data folder" >&2
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-make_small_data "$tmp/data"
+quickstart_workspace
 export ATTNBENCH_DATA=$tmp/data
 
 quickstart() {  # quickstart WORK: the README's first command, into WORK

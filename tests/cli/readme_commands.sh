@@ -9,14 +9,7 @@
 # (it needs the network; tests/cli/data_fetch.sh runs it against a loopback server).
 set -euo pipefail
 source "$(dirname "$0")/quickstart_fixture.bash"
-src=$ATTNBENCH_SOURCE_DIR
-if [ -z "${ATTNBENCH_DATA:-}" ]; then
-  echo "skip: ATTNBENCH_DATA is not set; the quickstart needs the data folder" >&2
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-make_small_data "$tmp/data"
+quickstart_workspace
 full_data=$ATTNBENCH_DATA
 export ATTNBENCH_DATA=$tmp/data ATTNBENCH_WORK=$tmp/root/runs
 root=$tmp/root
