@@ -109,7 +109,7 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
 
   // 2. The model.
   ProgressBar bar(options.progress, is_terminal(options.progress));
-  bar.start(task, report.requests);
+  bar.start(task, report.requests, report.n);
   std::vector<Loglikelihood> lls =
       compute_loglikelihoods(model, requests, options.batch_size, &bar, &report.forward);
   bar.finish();

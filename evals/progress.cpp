@@ -24,22 +24,27 @@ std::string duration(double s) {
 }  // namespace
 
 std::string ProgressBar::format(const std::string& label, int64_t done, int64_t total,
-                                double elapsed_s) {
+                                int64_t items, double elapsed_s) {
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0;
   const double eta = rate > 0 ? static_cast<double>(total - done) / rate : NAN;
-  return fmt::format("{} {}/{} items {:.1f} items/s ETA {}", label, done, total, rate,
+  const double items_per_request = total > 0 ? static_cast<double>(items) / total : 1.0;
+  const std::string counts = items == total
+                                 ? fmt::format("{}/{} items", done, total)
+                                 : fmt::format("{}/{} requests ({} items)", done, total, items);
+  return fmt::format("{} {} {:.1f} items/s ETA {}", label, counts, rate * items_per_request,
                      done >= total ? "0s" : duration(eta));
 }
 
-void ProgressBar::start(const std::string& label, int64_t total) {
+void ProgressBar::start(const std::string& label, int64_t total, int64_t items) {
   label_ = label;
   total_ = total;
+  items_ = items;
   done_ = 0;
   start_ = last_print_ = std::chrono::steady_clock::now();
 }
 
-void ProgressBar::advance(int64_t items) {
-  done_ += items;
+void ProgressBar::advance(int64_t requests) {
+  done_ += requests;
   if (!out_) return;
   const auto now = std::chrono::steady_clock::now();
   const double since = std::chrono::duration<double>(now - last_print_).count();
@@ -54,7 +59,7 @@ void ProgressBar::print(bool final) {
   const auto now = std::chrono::steady_clock::now();
   last_print_ = now;
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  std::string line = format(label_, done_, total_, elapsed);
+  std::string line = format(label_, done_, total_, items_, elapsed);
   if (live_) {
     fmt::print(out_, "\r\033[K{}{}", line, final ? "\n" : "");
   } else {
