@@ -33,6 +33,8 @@ attnbench_library(ab_common  DIR harness/common
 attnbench_library(ab_config  DIR harness/config
                   DEPS ab_common tomlplusplus::tomlplusplus PkgConfig::XXHASH)
 attnbench_library(ab_results DIR results DEPS ab_common SQLite::SQLite3)
+# The results table's formats self-register (results/table.h): linked whole by their users.
+attnbench_library(ab_table_formats DIR results/formats DEPS ab_results)
 attnbench_library(ab_text    DIR harness/data
                   DEPS ab_common PkgConfig::PCRE2 PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
 attnbench_library(ab_task_registry DIR evals/tasks DEPS ab_text)
@@ -46,7 +48,8 @@ attnbench_library(ab_model    DIR harness/model TORCH DEPS ab_config WHOLE ab_va
 attnbench_library(ab_train    DIR harness/train TORCH DEPS ab_model ab_text ab_results)
 attnbench_library(ab_evals    DIR evals evals/diagnostics TORCH
                   DEPS ab_model ab_text ab_results PkgConfig::STB WHOLE ab_task_registry)
-attnbench_library(ab_sweep    DIR harness/sweep TORCH DEPS ab_train ab_evals ab_results)
+attnbench_library(ab_sweep    DIR harness/sweep TORCH DEPS ab_train ab_evals ab_results
+                  WHOLE ab_table_formats)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
 # Commands that include nothing from the torch layers (only harness/cli/command.h and the torch-free

@@ -1,27 +1,36 @@
 #include "results/table.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "harness/common/error.h"
 
 namespace attnbench::results {
 
-// Each format is defined in its own file. ab_results is a plain static library: a self-registering
-// object that nothing references would be dropped by the linker, so the list names them here.
-std::string render_markdown(const ResultTable& table);
-std::string render_csv(const ResultTable& table);
-std::string render_latex(const ResultTable& table);
-std::string render_json(const ResultTable& table);
-
-const std::vector<TableFormat>& table_formats() {
-  static const std::vector<TableFormat> all = {
-      {"md", "Markdown (GitHub) table with footnotes", render_markdown},
-      {"csv", "one line per row; mean, std, n, stderr per column; raw values", render_csv},
-      {"latex", "booktabs tabular for a paper", render_latex},
-      {"json", "every number, raw, with the row's runs", render_json},
-  };
-  return all;
+namespace {
+std::vector<TableFormat>& registry() {
+  static std::vector<TableFormat> formats;  // built during static initialisation, read-only after
+  return formats;
 }
+}  // namespace
+
+RegisterTableFormat::RegisterTableFormat(TableFormat format) {
+  auto& formats = registry();
+  for (const auto& f : formats) {
+    if (std::string(f.name) == format.name) {
+      throw std::logic_error(std::string("table format '") + format.name + "' registered twice");
+    }
+  }
+  // Sorted, so that listings do not depend on the order in which the linker placed the files.
+  auto at = std::find_if(formats.begin(), formats.end(), [&](const TableFormat& f) {
+    return std::string(f.name) > format.name;
+  });
+  formats.insert(at, format);
+}
+
+const std::vector<TableFormat>& table_formats() { return registry(); }
 
 std::vector<std::string> table_format_names() {
   std::vector<std::string> names;

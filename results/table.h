@@ -1,5 +1,7 @@
 // Rendering of the paper-style results table (results/query.h builds it) in md, csv, latex or json.
-// Each format is one file, results/format_<name>.cpp, listed once in table.cpp's format list.
+// Each format is one file, results/formats/format_<name>.cpp, that registers itself with a
+// RegisterTableFormat object; ab_table_formats is linked whole (cmake/Libraries.cmake) so that the
+// linker keeps registrations nothing references.
 #pragma once
 #include <optional>
 #include <string>
@@ -17,6 +19,11 @@ struct TableFormat {
   TableRenderer render;
 };
 
+struct RegisterTableFormat {
+  explicit RegisterTableFormat(TableFormat format);
+};
+
+// The registered formats, sorted by name.
 const std::vector<TableFormat>& table_formats();
 std::vector<std::string> table_format_names();
 

@@ -76,7 +76,7 @@ expect_error "no runs matching --where" "$ATTNBENCH" results table --sweep mini 
 expect_error "did you mean 'attention.variant'" "$ATTNBENCH" results table --sweep mini --db "$db" \
   --where attention.varient=lazy
 expect_error "no sweep 'mni'" "$ATTNBENCH" results table --sweep mni --db "$db"
-expect_error "valid: md, csv, latex, json" "$ATTNBENCH" results table --sweep mini --db "$db" --format html
+expect_error "valid: csv, json, latex, md" "$ATTNBENCH" results table --sweep mini --db "$db" --format html
 
 # runs, show, curves ($ATTNBENCH_DB is the default database).
 ATTNBENCH_DB="$db" "$ATTNBENCH" results runs --format csv > "$tmp/runs.csv"
