@@ -1,6 +1,6 @@
 #include "results/table.h"
 
-#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,41 +10,37 @@
 namespace attnbench::results {
 
 namespace {
-std::vector<TableFormat>& registry() {
-  static std::vector<TableFormat> formats;  // built during static initialisation, read-only after
+std::map<std::string, TableFormat>& registry() {
+  static std::map<std::string, TableFormat> formats;  // function-local: safe from init-order issues
   return formats;
 }
 }  // namespace
 
 RegisterTableFormat::RegisterTableFormat(TableFormat format) {
-  auto& formats = registry();
-  for (const auto& f : formats) {
-    if (std::string(f.name) == format.name) {
-      throw std::logic_error(std::string("table format '") + format.name + "' registered twice");
-    }
+  // Two files claiming one name is a build error, not a user error.
+  if (!registry().emplace(format.name, format).second) {
+    throw std::logic_error(std::string("table format '") + format.name + "' registered twice");
   }
-  // Sorted, so that listings do not depend on the order in which the linker placed the files.
-  auto at = std::find_if(formats.begin(), formats.end(), [&](const TableFormat& f) {
-    return std::string(f.name) > format.name;
-  });
-  formats.insert(at, format);
 }
 
-const std::vector<TableFormat>& table_formats() { return registry(); }
+const TableFormat& find_table_format(const std::string& name) {
+  auto it = registry().find(name);
+  if (it == registry().end()) {
+    const auto names = table_format_names();
+    throw UsageError("--format: unknown table format '" + name + "'" + did_you_mean(name, names) +
+                     "; valid: " + join(names));
+  }
+  return it->second;
+}
 
 std::vector<std::string> table_format_names() {
   std::vector<std::string> names;
-  for (const auto& f : table_formats()) names.push_back(f.name);
-  return names;
+  for (const auto& [name, format] : registry()) names.push_back(name);
+  return names;  // std::map keeps them sorted
 }
 
 std::string render_table(const ResultTable& table, const std::string& format) {
-  for (const auto& f : table_formats()) {
-    if (format == f.name) return f.render(table);
-  }
-  auto names = table_format_names();
-  throw UsageError("--format: unknown table format '" + format + "'" + did_you_mean(format, names) +
-                   "; valid: " + join(names));
+  return find_table_format(format).render(table);
 }
 
 std::string format_value(const Column& column, double value) {

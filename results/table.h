@@ -23,11 +23,12 @@ struct RegisterTableFormat {
   explicit RegisterTableFormat(TableFormat format);
 };
 
-// The registered formats, sorted by name.
-const std::vector<TableFormat>& table_formats();
+// The registered format of that name, else a UsageError naming the valid ones.
+const TableFormat& find_table_format(const std::string& name);
+// The registered formats' names, sorted.
 std::vector<std::string> table_format_names();
 
-// UsageError naming the valid formats for an unknown one.
+// find_table_format(format).render(table).
 std::string render_table(const ResultTable& table, const std::string& format);
 
 // --- Shared by the renderers, so that every format says the same thing. ---

@@ -4,7 +4,6 @@
 //   merge   fold per-cell databases (Slurm array tasks) into one
 //   sql     one read-only SQL statement
 // Every query opens the database read-only; only merge writes (to its OUT).
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -69,14 +68,10 @@ int run_table(const Options& o) {
   req.tasks = o.tasks;
   req.metric = r::parse_metric_choice(o.metric);
   req.where = parse_where(o.where);
-  std::string format = o.format.empty() ? "md" : o.format;
-  auto names = r::table_format_names();
-  if (std::find(names.begin(), names.end(), format) == names.end()) {
-    throw UsageError("--format: unknown table format '" + format + "'" + did_you_mean(format, names) +
-                     "; valid: " + join(names));
-  }
+  // The format is checked before the database is opened: bad usage fails before any work.
+  const r::TableFormat& format = r::find_table_format(o.format.empty() ? "md" : o.format);
   r::Store store = open_read_only(o);
-  std::cout << r::render_table(r::build_table(store.db(), req), format);
+  std::cout << format.render(r::build_table(store.db(), req));
   return 0;
 }
 
@@ -139,7 +134,7 @@ const RegisterCommand reg_table("results", "table", "The paper-style table of a 
       ->check(CLI::IsMember({"auto", "acc", "acc_norm"}));
   cmd.add_option("--tasks", o->tasks, "Tasks to show, in this order (comma-separated)")
       ->delimiter(',');
-  cmd.add_option("--format", o->format, "md (default) | csv | latex | json");
+  cmd.add_option("--format", o->format, "md (default); one of " + join(r::table_format_names(), " | "));
   cmd.add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
   add_db_option(&cmd, *o);
   return [o] { return run_table(*o); };

@@ -20,7 +20,6 @@ std::string line(const std::vector<std::string>& fields) {
   return out + "\n";
 }
 
-
 std::string render_csv(const ResultTable& t) {
   std::vector<std::string> header = t.row_keys;
   header.push_back("n");

@@ -54,7 +54,6 @@ std::string cell_text(const Column& col, const Cell& cell, int row_n) {
   return s;
 }
 
-
 std::string render_latex(const ResultTable& t) {
   size_t key_cols = t.row_keys.empty() ? 1 : t.row_keys.size();
   std::string spec(key_cols, 'l');

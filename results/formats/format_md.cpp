@@ -28,7 +28,6 @@ std::string line(const std::vector<std::string>& cells) {
   return out + "\n";
 }
 
-
 std::string render_markdown(const ResultTable& t) {
   std::vector<std::string> header;
   for (const auto& k : t.row_keys) header.push_back(escape(k));

@@ -77,6 +77,9 @@ expect_error "did you mean 'attention.variant'" "$ATTNBENCH" results table --swe
   --where attention.varient=lazy
 expect_error "no sweep 'mni'" "$ATTNBENCH" results table --sweep mni --db "$db"
 expect_error "valid: csv, json, latex, md" "$ATTNBENCH" results table --sweep mini --db "$db" --format html
+# The format is checked before the database is opened (usage errors before any work).
+expect_error "unknown table format 'html'" "$ATTNBENCH" results table --sweep mini \
+  --db "$tmp/no/such.db" --format html
 
 # runs, show, curves ($ATTNBENCH_DB is the default database).
 ATTNBENCH_DB="$db" "$ATTNBENCH" results runs --format csv > "$tmp/runs.csv"
