@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/data/tokenizer.h"
+#include "core/data/tokenizer.h"
 
 namespace {
 

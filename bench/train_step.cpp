@@ -16,10 +16,10 @@
 #include <string>
 #include <thread>
 
-#include "harness/config/run_config.h"
-#include "harness/model/decoder.h"
+#include "core/config/run_config.h"
 #include "harness/train/optimizer.h"
 #include "harness/train/schedule.h"
+#include "model/decoder.h"
 
 namespace {
 

@@ -1,10 +1,10 @@
-# The libraries, one per area of DESIGN.md's layout. Sources are globbed so that a new variant, task,
+# The libraries. Sources are globbed so that a new variant, task,
 # command or output format is one new file and nothing else changes.
 #
 # attnbench_library(NAME DIR <dir>... [TORCH] [DEPS <targets>...] [WHOLE <targets>...])
 #   TORCH: the sources include torch headers (links torch, reuses the shared PCH)
 #   WHOLE: static libraries whose objects self-register: linked whole (--whole-archive), so the
-#          linker never drops a registration nobody references (DESIGN.md, variant registry).
+#          linker never drops a registration nobody references (tests assert the full lists of registered names).
 function(attnbench_library name)
   cmake_parse_arguments(A "TORCH" "" "DIR;DEPS;WHOLE" ${ARGN})
   set(srcs)
@@ -27,29 +27,29 @@ function(attnbench_library name)
   attnbench_warnings(${name})
 endfunction()
 
-# Leaves: no torch, compile in about a second each.
-attnbench_library(ab_common  DIR harness/common
-                  DEPS fmt::fmt nlohmann_json::nlohmann_json Threads::Threads OpenSSL::Crypto)
-attnbench_library(ab_config  DIR harness/config
-                  DEPS ab_common tomlplusplus::tomlplusplus PkgConfig::XXHASH)
-attnbench_library(ab_results DIR results DEPS ab_common SQLite::SQLite3)
-# The results table's formats self-register (results/table.h): linked whole by their users.
-attnbench_library(ab_table_formats DIR results/formats DEPS ab_results)
-attnbench_library(ab_text    DIR harness/data
-                  DEPS ab_common PkgConfig::PCRE2 PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
-attnbench_library(ab_task_registry DIR evals/tasks DEPS ab_text)
+# One library per layer folder (docs/ARCHITECTURE.md; the order is declared in cmake/layers.txt and
+# checked by tests/architecture): ab_<folder>, with '/' as '_'. A sub-folder gets a library of its
+# own only when its objects self-register and must be linked whole.
+
+# Torch-free layers: compile in about a second a file.
+attnbench_library(ab_core DIR core/common core/config core/data
+                  DEPS fmt::fmt nlohmann_json::nlohmann_json Threads::Threads OpenSSL::Crypto
+                       tomlplusplus::tomlplusplus PkgConfig::XXHASH PkgConfig::PCRE2
+                       PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
+attnbench_library(ab_results DIR results DEPS ab_core SQLite::SQLite3)
+attnbench_library(ab_results_formats DIR results/formats DEPS ab_results)
+attnbench_library(ab_evals_tasks DIR evals/tasks DEPS ab_core)
 
 # Torch layers, bottom up.
-# kernels/cpu self-registers its fused kernel, so it is linked whole into the variants.
-attnbench_library(ab_kernels_cpu DIR kernels/cpu TORCH DEPS ab_common)
-attnbench_library(ab_kernels  DIR kernels TORCH DEPS ab_common WHOLE ab_kernels_cpu)
-attnbench_library(ab_variant_impls DIR variants TORCH DEPS ab_config ab_kernels)
-attnbench_library(ab_model    DIR harness/model TORCH DEPS ab_config WHOLE ab_variant_impls)
-attnbench_library(ab_train    DIR harness/train TORCH DEPS ab_model ab_text ab_results)
-attnbench_library(ab_evals    DIR evals evals/diagnostics TORCH
-                  DEPS ab_model ab_text ab_results PkgConfig::STB WHOLE ab_task_registry)
-attnbench_library(ab_sweep    DIR harness/sweep TORCH DEPS ab_train ab_evals ab_results
-                  WHOLE ab_table_formats)
+attnbench_library(ab_kernels_cpu DIR kernels/cpu TORCH DEPS ab_core)
+attnbench_library(ab_kernels DIR kernels TORCH DEPS ab_core WHOLE ab_kernels_cpu)
+attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
+attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
+attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model ab_results)
+attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
+                  DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks)
+attnbench_library(ab_harness_sweep DIR harness/sweep TORCH
+                  DEPS ab_harness_train ab_evals ab_results WHOLE ab_results_formats)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
 # Commands that include nothing from the torch layers (only harness/cli/command.h and the torch-free
@@ -60,7 +60,7 @@ foreach(src ${cli_srcs})
   set(torch_free TRUE)
   foreach(line ${includes})
     if(line MATCHES "<(torch|ATen|c10)/" OR (line MATCHES "\"" AND NOT line MATCHES
-       "\"(harness/(common|config|data)/|results/|evals/tasks/|harness/cli/command\\.h)"))
+       "\"(core/|results/|evals/tasks/|harness/cli/command\\.h)"))
       set(torch_free FALSE)
     endif()
   endforeach()
@@ -69,7 +69,7 @@ foreach(src ${cli_srcs})
   endif()
 endforeach()
 add_executable(attnbench ${cli_srcs})
-target_link_libraries(attnbench PRIVATE ab_sweep CLI11::CLI11)
+target_link_libraries(attnbench PRIVATE ab_harness_sweep CLI11::CLI11)
 attnbench_use_torch(attnbench)
 attnbench_warnings(attnbench)
 attnbench_executable(attnbench)

@@ -3,9 +3,9 @@
 // DecoderLMImpl::forward's steps (embedding, blocks, final norm) and applies the head to the
 // requested positions only; a test checks it against forward() so the two cannot drift apart.
 #pragma once
+#include "core/config/run_config.h"
 #include "evals/language_model.h"
-#include "harness/config/run_config.h"
-#include "harness/model/decoder.h"
+#include "model/decoder.h"
 
 namespace attnbench::evals {
 

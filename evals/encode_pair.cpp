@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/common/error.h"
 #include "evals/text_units.h"
-#include "harness/common/error.h"
 
 namespace attnbench::evals {
 

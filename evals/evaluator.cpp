@@ -4,9 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/data/tokenizer.h"
 #include "evals/progress.h"
 #include "evals/rolling_windows.h"
-#include "harness/data/tokenizer.h"
 
 namespace attnbench::evals {
 

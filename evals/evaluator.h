@@ -12,8 +12,8 @@
 #include "evals/language_model.h"
 #include "evals/loglikelihood.h"
 #include "evals/metrics.h"
-#include "results/store.h"
 #include "evals/tasks/task.h"
+#include "results/store.h"
 
 namespace attnbench::data {
 class Tokenizer;
@@ -31,7 +31,7 @@ struct EvalOptions {
   BosPolicy bos = BosPolicy::None;
   int64_t bootstrap_iters = kDefaultBootstrapIters;  // perplexity stderr; <= 0 = none
   bool log_samples = false;                          // keep per-request results in the report
-  std::filesystem::path data_root;                   // <root>/<task>/ (harness/common/paths.h)
+  std::filesystem::path data_root;                   // <root>/<task>/ (core/common/paths.h)
   std::FILE* progress = nullptr;  // progress lines go here (nullptr = silent)
 };
 

@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/run_config.h"
 #include "evals/export_safetensors.h"
-#include "harness/config/run_config.h"
-#include "harness/model/decoder.h"
+#include "model/decoder.h"
 
 namespace attnbench::evals {
 

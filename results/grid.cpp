@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::results {
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
 #include "results/store.h"

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/sqlite.h"
 
 namespace attnbench::results {

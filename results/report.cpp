@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/query.h"
 #include "results/sqlite.h"
 #include "results/svg.h"

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/sqlite.h"
 
 namespace attnbench::results {

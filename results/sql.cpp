@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
 

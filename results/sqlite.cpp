@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::results {
 

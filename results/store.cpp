@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::results {
 

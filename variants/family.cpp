@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "variants/eager.h"
 
 namespace attnbench::variants {

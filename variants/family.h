@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "harness/config/attention_schema.h"
+#include "core/config/attention_schema.h"
 #include "kernels/attention_family.h"
 #include "variants/elastic.h"
 #include "variants/position.h"

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::variants {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/attention_schema.h"
+#include "core/config/attention_schema.h"
 #include "variants/variant.h"
 
 namespace attnbench::variants {

@@ -5,7 +5,7 @@
 #pragma once
 #include <torch/torch.h>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 
 namespace attnbench::variants {
 

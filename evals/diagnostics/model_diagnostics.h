@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "evals/diagnostics/attention_stats.h"
-#include "harness/model/decoder.h"
+#include "model/decoder.h"
 #include "results/store.h"
 
 namespace attnbench::evals::diagnostics {

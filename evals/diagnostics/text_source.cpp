@@ -5,10 +5,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/common/error.h"
-#include "harness/common/paths.h"
-#include "harness/data/shard.h"
-#include "harness/data/tokenizer.h"
+#include "core/common/error.h"
+#include "core/common/paths.h"
+#include "core/data/shard.h"
+#include "core/data/tokenizer.h"
 
 namespace attnbench::evals::diagnostics {
 

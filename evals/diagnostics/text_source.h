@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 
 namespace attnbench::evals::diagnostics {
 

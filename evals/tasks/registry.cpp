@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "evals/tasks/task.h"
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::evals {
 

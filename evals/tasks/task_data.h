@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/error.h"
 #include "evals/tasks/task.h"
-#include "harness/common/error.h"
 
 namespace attnbench::evals {
 

@@ -13,7 +13,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "evals/checkpoint_model.h"
+#include "core/common/error.h"
+#include "core/config/run_config.h"
 #include "evals/diagnostics/heatmap_png.h"
 #include "evals/diagnostics/learned_plots.h"
 #include "evals/diagnostics/model_diagnostics.h"
@@ -21,8 +22,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
-#include "harness/common/error.h"
-#include "harness/config/run_config.h"
+#include "model/checkpoint_model.h"
 #include "results/store.h"
 
 namespace attnbench::cli {
@@ -137,7 +137,7 @@ int run(const Options& o) {
   if (o.window < 0) throw UsageError("--window must be >= 0 (0 = the model's context length)");
   if (o.heatmap_tokens <= 0) throw UsageError("--heatmap-tokens must be > 0");
   const int threads = init_threads(o.threads);
-  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  model::LoadedModel loaded = model::load_model(o.checkpoint);
   const config::RunConfig& cfg = loaded.cfg;
   const auto& m = cfg.model;
   if (!o.heatmap_out.empty() &&

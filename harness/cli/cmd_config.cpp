@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config/fields.h"
+#include "core/config/run_config.h"
 #include "harness/cli/command.h"
-#include "harness/config/fields.h"
-#include "harness/config/run_config.h"
 
 namespace attnbench::cli {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "core/common/error.h"
+#include "core/data/prepare.h"
+#include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
-#include "harness/common/error.h"
-#include "harness/data/prepare.h"
-#include "harness/data/tokenizer.h"
 
 namespace attnbench::cli {
 namespace {

@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/error.h"
+#include "core/common/sha256.h"
+#include "core/data/hub_fetch.h"
 #include "harness/cli/command.h"
-#include "harness/common/error.h"
-#include "harness/common/sha256.h"
-#include "harness/data/hub_fetch.h"
 
 namespace attnbench::cli {
 namespace {

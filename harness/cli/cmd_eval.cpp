@@ -11,16 +11,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "evals/checkpoint_model.h"
+#include "core/common/error.h"
+#include "core/common/paths.h"
+#include "core/config/run_config.h"
+#include "core/data/tokenizer.h"
 #include "evals/decoder_lm_adapter.h"
 #include "evals/evaluator.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
-#include "harness/common/error.h"
-#include "harness/common/paths.h"
-#include "harness/config/run_config.h"
-#include "harness/data/tokenizer.h"
+#include "model/checkpoint_model.h"
 #include "results/store.h"
 
 namespace attnbench::cli {
@@ -82,7 +82,7 @@ void print_table(const evals::EvalReport& report) {
 
 int run(Options o) {
   const int threads = init_threads(o.threads);
-  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  model::LoadedModel loaded = model::load_model(o.checkpoint);
   const config::EvalConfig& ec = loaded.cfg.eval;
 
   std::string task_spec = o.tasks;

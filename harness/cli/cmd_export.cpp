@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "evals/checkpoint_model.h"
+#include "core/common/error.h"
 #include "evals/model_export.h"
 #include "harness/cli/command.h"
-#include "harness/common/error.h"
+#include "model/checkpoint_model.h"
 
 namespace attnbench::cli {
 namespace {
@@ -25,7 +25,7 @@ int run(const Options& o) {
     throw UsageError("--format " + o.format + ": only safetensors is supported" +
                      did_you_mean(o.format, {"safetensors"}));
   }
-  evals::LoadedModel loaded = evals::load_model(o.checkpoint);
+  model::LoadedModel loaded = model::load_model(o.checkpoint);
   evals::ExportSummary s = evals::export_model(loaded.model, loaded.cfg, loaded.step, o.out);
   for (const auto& f : s.files) fmt::print("wrote {}\n", f.string());
   if (!s.llama) fmt::print("no Llama layout: {}\n", s.llama_skipped);

@@ -9,14 +9,14 @@
 
 #include <fmt/format.h>
 
-#include "evals/checkpoint_model.h"
+#include "core/common/error.h"
 #include "evals/diagnostics/heatmap_png.h"
 #include "evals/diagnostics/model_diagnostics.h"
 #include "evals/diagnostics/text_source.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
-#include "harness/common/error.h"
-#include "harness/train/checkpoint_dir.h"
+#include "model/checkpoint_dir.h"
+#include "model/checkpoint_model.h"
 #include "results/report.h"
 #include "results/store.h"
 
@@ -43,12 +43,12 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
   f.run_id = m.id;
   f.label = m.cell.empty() ? m.id : m.cell;
   const std::filesystem::path run_dir = std::filesystem::path(o.runs_dir) / m.id;
-  if (!train::find_checkpoint(run_dir)) {
+  if (!model::find_checkpoint(run_dir)) {
     f.note = "no checkpoint under " + run_dir.string() + ": heatmap not computed";
     return f;
   }
   try {
-    evals::LoadedModel loaded = evals::load_model(run_dir);
+    model::LoadedModel loaded = model::load_model(run_dir);
     const auto& mc = loaded.cfg.model;
     f.layer = o.heatmap_layer < 0 ? mc.n_layer - 1 : o.heatmap_layer;
     f.head = o.heatmap_head;

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "core/common/error.h"
 #include "harness/cli/command.h"
-#include "harness/common/error.h"
 #include "results/merge.h"
 #include "results/query.h"
 #include "results/sql.h"

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/error.h"
+#include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
-#include "harness/common/error.h"
-#include "harness/data/tokenizer.h"
 
 namespace attnbench::cli {
 namespace {

@@ -13,14 +13,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/common/error.h"
+#include "core/config/run_config.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
-#include "harness/common/error.h"
-#include "harness/config/run_config.h"
-#include "harness/model/decoder.h"
-#include "harness/model/param_count.h"
 #include "harness/train/preflight.h"
 #include "harness/train/trainer.h"
+#include "model/decoder.h"
+#include "model/param_count.h"
 
 namespace attnbench::cli {
 namespace {

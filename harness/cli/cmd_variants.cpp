@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/config/attention_schema.h"
 #include "harness/cli/command.h"
-#include "harness/config/attention_schema.h"
 
 namespace attnbench::cli {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::cli {
 namespace {

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 #include "results/store.h"
 
 namespace attnbench::cli {

@@ -2,10 +2,11 @@
 
 #include <torch/torch.h>
 
+#include "core/data/tokenizer.h"
 #include "evals/evaluator.h"
 #include "evals/language_model.h"
-#include "harness/data/tokenizer.h"
 #include "harness/train/trainer.h"
+#include "model/checkpoint_model.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -14,7 +15,7 @@ namespace {
 // trained with, log-probabilities over the real (unpadded) vocabulary.
 class CheckpointModel : public evals::LanguageModel {
  public:
-  explicit CheckpointModel(train::LoadedModel loaded) : loaded_(std::move(loaded)) {
+  explicit CheckpointModel(model::LoadedModel loaded) : loaded_(std::move(loaded)) {
     const std::string& device = loaded_.cfg.train.device;
     if (device == "cuda" || (device == "auto" && torch::cuda::is_available())) {
       device_ = torch::Device(torch::kCUDA);
@@ -30,7 +31,7 @@ class CheckpointModel : public evals::LanguageModel {
   }
 
  private:
-  train::LoadedModel loaded_;
+  model::LoadedModel loaded_;
   torch::Device device_{torch::kCPU};
 };
 
@@ -41,7 +42,7 @@ bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector
                          const std::function<void(const std::vector<results::EvalRow>&)>& record,
                          const std::function<bool()>& stop) {
   if (tasks.empty()) return true;
-  train::LoadedModel loaded = train::load_checkpoint(run_dir);
+  model::LoadedModel loaded = model::load_model(run_dir);
   evals::EvalOptions eo;
   eo.limit = options.limit;
   eo.batch_size = loaded.cfg.eval.batch_size;

@@ -16,6 +16,7 @@
 #include "harness/sweep/interrupt.h"
 #include "harness/sweep/store_sink.h"
 #include "harness/train/trainer.h"
+#include "model/checkpoint_model.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -87,7 +88,7 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
 // the sweep table's diagnostics columns; stored with the run's other results, as upserts.
 void measure_attention(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir) {
   namespace dx = evals::diagnostics;
-  train::LoadedModel loaded = train::load_checkpoint(run_dir);
+  model::LoadedModel loaded = model::load_model(run_dir);
   if (loaded.cfg.data.val.empty()) return;  // no held-out text to measure on
   dx::DiagnosticsOptions opts;
   opts.window = loaded.cfg.model.context_length;

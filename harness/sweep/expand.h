@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 #include "harness/sweep/sweep_file.h"
 
 namespace attnbench::sweep {

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/common/paths.h"
 #include "evals/tasks/task.h"
-#include "harness/common/paths.h"
 #include "harness/sweep/cell_run.h"
 #include "harness/sweep/expand.h"
 #include "harness/sweep/interrupt.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/common/paths.h"
+#include "core/common/paths.h"
 
 namespace attnbench::sweep {
 namespace {

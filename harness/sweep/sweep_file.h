@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/common/error.h"
-#include "harness/config/value.h"
+#include "core/common/error.h"
+#include "core/config/value.h"
 
 namespace attnbench::sweep {
 

@@ -4,8 +4,8 @@
 
 #include <toml++/toml.h>
 
-#include "harness/common/error.h"
-#include "harness/config/value.h"
+#include "core/common/error.h"
+#include "core/config/value.h"
 
 namespace attnbench::sweep {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 
 namespace attnbench::train {
 

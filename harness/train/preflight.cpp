@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::train {
 namespace {

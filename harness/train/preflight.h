@@ -4,8 +4,8 @@
 #pragma once
 #include <vector>
 
-#include "harness/config/run_config.h"
-#include "harness/data/shard.h"
+#include "core/config/run_config.h"
+#include "core/data/shard.h"
 
 namespace attnbench::train {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 
 namespace attnbench::train {
 

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "harness/config/run_config.h"
+#include "core/config/run_config.h"
 
 namespace attnbench::train {
 

@@ -1,5 +1,4 @@
 #include "harness/train/trainer.h"
-#include "harness/train/run_lock.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,14 +8,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/common/error.h"
-#include "harness/train/checkpoint.h"
-#include "harness/train/checkpoint_dir.h"
+#include "core/common/error.h"
 #include "harness/train/optimizer.h"
 #include "harness/train/preflight.h"
 #include "harness/train/progress.h"
+#include "harness/train/run_lock.h"
 #include "harness/train/schedule.h"
 #include "harness/train/windows.h"
+#include "model/checkpoint.h"
+#include "model/checkpoint_dir.h"
 
 namespace attnbench::train {
 
@@ -58,7 +58,7 @@ void write_status(const fs::path& run_dir, const TrainResult& r) {
   auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
   nlohmann::json j = {{"status", r.status}, {"step", r.step}, {"train_loss", num(r.train_loss)},
                       {"val_loss", num(r.val_loss)}};
-  write_file_atomic(run_dir / "status.json", j.dump(2) + "\n");
+  model::write_file_atomic(run_dir / "status.json", j.dump(2) + "\n");
 }
 
 }  // namespace
@@ -73,10 +73,10 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
 
   fs::create_directories(run_dir);
   RunLock lock(run_dir);
-  auto existing = find_checkpoint(run_dir);
+  auto existing = model::find_checkpoint(run_dir);
   if (existing) {
-    verify_checkpoint(*existing);
-    auto stored = read_checkpoint_config(*existing);
+    model::verify_checkpoint(*existing);
+    auto stored = model::read_checkpoint_config(*existing);
     if (config::config_hash(stored) != config::config_hash(cfg)) {
       throw UsageError("run folder " + run_dir.string() + " holds a checkpoint of a different run (" +
                        config::config_hash(stored) + ", this config is " +
@@ -93,11 +93,11 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
                        cfg.data.fixed_token_position, cfg.data.fixed_token_id);
   ValWindows val(&data.val, T, tc.eval_tokens);
 
-  TrainState state;
+  model::TrainState state;
   state.train_starts = windows.total_starts();
   Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet);
   if (existing) {
-    state = restore_checkpoint(*existing, *model, optimizer.get());
+    state = model::restore_checkpoint(*existing, *model, optimizer.get());
     if (state.train_starts != windows.total_starts()) {
       throw UsageError("the training shards (" + cfg.data.train + ") changed since the checkpoint "
                        "in " + existing->string() + " was written; resuming would not reproduce "
@@ -106,7 +106,7 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
     windows.set_cursor(state.data_cursor);
     progress.note(fmt::format("resuming {} at step {}", run_dir.string(), state.step));
   }
-  write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
+  model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   // A fresh run starts an empty metrics file; a resumed one drops what was logged after its
   // checkpoint (those steps are about to be redone, identically).
   JsonlMetricSink jsonl(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
@@ -115,7 +115,7 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
   auto checkpoint = [&] {
     state.metrics_bytes = jsonl.flush();
     state.data_cursor = windows.cursor();
-    save_checkpoint(run_dir, cfg, *model, *optimizer, state);
+    model::save_checkpoint(run_dir, cfg, *model, *optimizer, state);
   };
   auto finish = [&](const std::string& status) {
     progress.finish();
@@ -189,21 +189,6 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
     }
   }
   return finish("finished");
-}
-
-LoadedModel load_checkpoint(const fs::path& run_dir) {
-  auto dir = find_checkpoint(run_dir);
-  if (!dir) {
-    throw UsageError("no checkpoint in " + run_dir.string() +
-                     " (expected " + (run_dir / "checkpoint").string() + "/, written by attnbench train)");
-  }
-  verify_checkpoint(*dir);  // before reading any of its files
-  LoadedModel out;
-  out.cfg = read_checkpoint_config(*dir);
-  out.model = model::DecoderLM(out.cfg);
-  out.step = restore_checkpoint(*dir, *out.model, nullptr).step;
-  out.model->eval();
-  return out;
 }
 
 }  // namespace attnbench::train

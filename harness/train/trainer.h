@@ -7,9 +7,9 @@
 #include <functional>
 #include <string>
 
-#include "harness/config/run_config.h"
-#include "harness/model/decoder.h"
+#include "core/config/run_config.h"
 #include "harness/train/metric_sink.h"
+#include "model/decoder.h"
 
 namespace attnbench::train {
 
@@ -31,14 +31,5 @@ struct TrainResult {
 // first (UsageError). Writes run_dir/{config.json, metrics.jsonl, status.json, checkpoint/}.
 TrainResult train_run(const config::RunConfig& cfg, const std::filesystem::path& run_dir,
                       MetricSink* sink = nullptr, const TrainOptions& opts = {});
-
-struct LoadedModel {
-  config::RunConfig cfg;
-  model::DecoderLM model{nullptr};  // in eval mode
-  int64_t step = 0;
-};
-
-// The model of run_dir's checkpoint (verified; UsageError when missing or corrupt).
-LoadedModel load_checkpoint(const std::filesystem::path& run_dir);
 
 }  // namespace attnbench::train

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "harness/data/shard.h"
+#include "core/data/shard.h"
 
 namespace attnbench::train {
 

@@ -1,7 +1,7 @@
 // `results sql` refuses writes; `results merge` is idempotent and resolves conflicts by status.
 #include <catch2/catch.hpp>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/merge.h"
 #include "results/sql.h"
 #include "results/sqlite.h"

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
 #include "results/store.h"

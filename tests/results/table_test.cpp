@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "results/query.h"
 #include "results/table.h"
 #include "tests/results/fixture.h"

@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
+#include "tests/variants/support.h"
 #include "variants/eager.h"
 #include "variants/family.h"
-#include "tests/variants/support.h"
 
 using namespace attnbench;
 using namespace attnbench::variants;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/config/value.h"
+#include "core/config/value.h"
 
 namespace attnbench::variants::test {
 

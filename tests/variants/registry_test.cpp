@@ -3,7 +3,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "harness/common/error.h"
+#include "core/common/error.h"
 #include "tests/variants/support.h"
 
 using namespace attnbench;

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/config/attention_schema.h"
+#include "core/config/attention_schema.h"
 #include "variants/registry.h"
 
 namespace attnbench::variants::test {

@@ -1,0 +1,115 @@
+#include "core/config/attention_schema.h"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace attnbench::config {
+namespace {
+
+std::map<std::string, VariantSchema>& schemas() {
+  static std::map<std::string, VariantSchema> all;
+  return all;
+}
+
+std::string fmt_bound(double x) { return to_string(Value{x}); }
+
+// Checks one value against its spec; returns it converted to the spec's type (int -> float).
+Value check_value(const ParamSpec& spec, const Value& v, const SourceLocation& where,
+                  const std::string& variant) {
+  Value out = v;
+  if (spec.type == ValueType::Float && type_of(v) == ValueType::Int) {
+    out = static_cast<double>(std::get<int64_t>(v));
+  }
+  if (type_of(out) != spec.type) {
+    throw InputError(where, "attention." + spec.name + " must be of type " + type_name(spec.type) +
+                                " (got " + type_name(type_of(v)) + " " + to_string(v) + ")");
+  }
+  if (!spec.allowed.empty()) {
+    const std::string& s = std::get<std::string>(out);
+    if (std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
+      throw InputError(where, "attention." + spec.name + " = \"" + s + "\" is not one of " +
+                                  join(spec.allowed) + did_you_mean(s, spec.allowed));
+    }
+  }
+  if (spec.type == ValueType::Int || spec.type == ValueType::Float) {
+    double x = spec.type == ValueType::Int ? static_cast<double>(std::get<int64_t>(out))
+                                           : std::get<double>(out);
+    if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) {
+      std::string range = (spec.min ? fmt_bound(*spec.min) : std::string("-inf")) + ", " +
+                          (spec.max ? fmt_bound(*spec.max) : "inf");
+      throw InputError(where, "attention." + spec.name + " = " + to_string(out) +
+                                  " is out of range [" + range + "] for variant " + variant);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_variant_schema(VariantSchema schema) {
+  auto name = schema.name;
+  if (!schemas().emplace(name, std::move(schema)).second) {
+    throw std::logic_error("attention variant '" + name + "' registered twice");
+  }
+}
+
+const VariantSchema* find_variant_schema(const std::string& name) {
+  auto it = schemas().find(name);
+  return it == schemas().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (auto& [n, s] : schemas()) names.push_back(n);
+  return names;
+}
+
+bool param_applies(const ParamSpec& spec, const ParamMap& params) {
+  for (auto& [key, values] : spec.applies_if) {
+    auto it = params.find(key);
+    if (it == params.end()) return false;
+    std::string v = to_string(it->second);
+    if (std::find(values.begin(), values.end(), v) == values.end()) return false;
+  }
+  return true;
+}
+
+ParamMap resolve_params(const std::string& variant, const ParamMap& overrides,
+                        const std::function<SourceLocation(const std::string&)>& where) {
+  auto loc = [&](const std::string& key) { return where ? where(key) : SourceLocation{"attention"}; };
+  const VariantSchema* schema = find_variant_schema(variant);
+  if (!schema) {
+    throw InputError(loc("variant"), "unknown attention variant '" + variant + "'; registered: " +
+                                         join(variant_names()) + did_you_mean(variant, variant_names()));
+  }
+  std::vector<std::string> known;
+  for (auto& p : schema->params) known.push_back(p.name);
+  for (auto& [key, v] : overrides) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw InputError(loc(key), "unknown key attention." + key + " for variant " + variant +
+                                     did_you_mean(key, known) + "; valid keys: " + join(known));
+    }
+  }
+  ParamMap all;
+  for (auto& p : schema->params) {
+    auto it = overrides.find(p.name);
+    all[p.name] = it == overrides.end() ? p.default_value
+                                        : check_value(p, it->second, loc(p.name), variant);
+  }
+  // Drop what does not apply (e.g. tau_form under a softmax normaliser), so it never changes ids.
+  // Conditions refer to other parameters' resolved values; iterate until nothing changes so that
+  // chains (tau_scale -> tau_form -> normalizer) resolve regardless of order.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& p : schema->params) {
+      if (all.count(p.name) && !param_applies(p, all)) {
+        all.erase(p.name);
+        changed = true;
+      }
+    }
+  }
+  return all;
+}
+
+}  // namespace attnbench::config

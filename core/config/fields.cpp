@@ -1,0 +1,209 @@
+#include "core/config/fields.h"
+
+#include <type_traits>
+
+#include "core/common/error.h"
+
+namespace attnbench::config {
+namespace {
+
+template <class T>
+constexpr ValueType value_type() {
+  if constexpr (std::is_same_v<T, bool>) return ValueType::Bool;
+  if constexpr (std::is_same_v<T, int64_t>) return ValueType::Int;
+  if constexpr (std::is_same_v<T, double>) return ValueType::Float;
+  return ValueType::String;
+}
+
+template <class S, class T>
+Field field(const char* section, S RunConfig::*sec, T S::*member, const char* name, const char* doc,
+            std::function<std::string(const T&, const RunConfig&)> check = {}) {
+  Field f;
+  f.section = section;
+  f.name = name;
+  f.type = value_type<T>();
+  f.doc = doc;
+  f.set = [sec, member](RunConfig& c, const Value& v) { (c.*sec).*member = std::get<T>(v); };
+  f.get = [sec, member](const RunConfig& c) { return Value{(c.*sec).*member}; };
+  if (check) {
+    f.check = [sec, member, check](const RunConfig& c) { return check((c.*sec).*member, c); };
+  }
+  return f;
+}
+
+// Reusable bounds.
+template <class T>
+std::function<std::string(const T&, const RunConfig&)> at_least(T lo) {
+  return [lo](const T& v, const RunConfig&) {
+    return v >= lo ? "" : "must be >= " + to_string(Value{lo});
+  };
+}
+std::function<std::string(const double&, const RunConfig&)> positive() {
+  return [](const double& v, const RunConfig&) { return v > 0 ? "" : std::string("must be > 0"); };
+}
+std::function<std::string(const double&, const RunConfig&)> in_unit(bool open_right) {
+  return [open_right](const double& v, const RunConfig&) {
+    bool ok = v >= 0 && (open_right ? v < 1 : v <= 1);
+    return ok ? "" : std::string("must be in [0, 1") + (open_right ? ")" : "]");
+  };
+}
+std::function<std::string(const std::string&, const RunConfig&)> one_of(
+    std::vector<std::string> allowed) {
+  return [allowed](const std::string& v, const RunConfig&) {
+    for (auto& a : allowed)
+      if (v == a) return std::string();
+    return "must be one of " + join(allowed) + did_you_mean(v, allowed);
+  };
+}
+
+std::vector<Field> build() {
+  using RC = RunConfig;
+  std::vector<Field> f;
+  // [model]
+  f.push_back(field("model", &RC::model, &ModelConfig::preset, "preset",
+                    "size preset: tiny | small | 125m | 340m | 760m (defaults for the sizes below)",
+                    one_of({"tiny", "small", "125m", "340m", "760m"})));
+  f.push_back(field("model", &RC::model, &ModelConfig::n_layer, "n_layer",
+                    "decoder blocks (0 = the preset's)", at_least<int64_t>(1)));
+  f.push_back(field("model", &RC::model, &ModelConfig::d_model, "d_model",
+                    "hidden size (0 = the preset's)", at_least<int64_t>(1)));
+  f.push_back(field<ModelConfig, int64_t>(
+      "model", &RC::model, &ModelConfig::n_head, "n_head", "attention heads (0 = the preset's)",
+      [](const int64_t& h, const RC& c) -> std::string {
+        if (h < 1) return "must be >= 1";
+        if (c.model.d_model % h != 0) {
+          return "= " + std::to_string(h) + " does not divide model.d_model = " +
+                 std::to_string(c.model.d_model);
+        }
+        return "";
+      }));
+  f.push_back(field("model", &RC::model, &ModelConfig::d_ffn, "d_ffn",
+                    "SwiGLU hidden size (0 = the preset's, else round_up(8 d_model / 3, 256))",
+                    at_least<int64_t>(1)));
+  f.push_back(field("model", &RC::model, &ModelConfig::vocab_size, "vocab_size",
+                    "tokenizer vocabulary (GPT-2: 50257); the embedding pads it to a multiple of 64",
+                    at_least<int64_t>(2)));
+  f.push_back(field("model", &RC::model, &ModelConfig::context_length, "context_length",
+                    "training window and evaluation context, in tokens", at_least<int64_t>(1)));
+  f.push_back(field("model", &RC::model, &ModelConfig::tie_embeddings, "tie_embeddings",
+                    "share the token embedding with the LM head"));
+  f.push_back(field("model", &RC::model, &ModelConfig::norm_eps, "norm_eps", "RMSNorm epsilon",
+                    positive()));
+  f.push_back(field("model", &RC::model, &ModelConfig::init_std, "init_std",
+                    "std of the normal init (residual projections scaled by 1/sqrt(2 n_layer))",
+                    positive()));
+  // [data]
+  f.push_back(field("data", &RC::data, &DataConfig::train, "train",
+                    "training shards: an llm.c .bin file, a folder of them, or a glob"));
+  f.push_back(field("data", &RC::data, &DataConfig::val, "val",
+                    "validation shards (same forms); empty = no validation loss"));
+  f.push_back(field<DataConfig, int64_t>(
+      "data", &RC::data, &DataConfig::fixed_token_position, "fixed_token_position",
+      "Mask@k: 0-based position of a fixed token in every training window; -1 = off",
+      [](const int64_t& k, const RC& c) -> std::string {
+        if (k < -1 || k >= c.model.context_length) {
+          return "must be -1 (off) or in [0, model.context_length = " +
+                 std::to_string(c.model.context_length) + ")";
+        }
+        return "";
+      }));
+  f.push_back(field<DataConfig, int64_t>(
+      "data", &RC::data, &DataConfig::fixed_token_id, "fixed_token_id",
+      "Mask@k: the token id placed at fixed_token_position",
+      [](const int64_t& id, const RC& c) -> std::string {
+        if (c.data.fixed_token_position < 0) return "";  // Mask@k off: the id is unused
+        if (id < 0 || id >= c.model.vocab_size) {
+          return "must be a token id in [0, model.vocab_size = " +
+                 std::to_string(c.model.vocab_size) + ")";
+        }
+        return "";
+      }));
+  // [train]
+  f.push_back(field("train", &RC::train, &TrainConfig::seed, "seed",
+                    "seed of initialisation and data order", at_least<int64_t>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::steps, "steps", "optimizer steps",
+                    at_least<int64_t>(1)));
+  f.push_back(field("train", &RC::train, &TrainConfig::batch_size, "batch_size",
+                    "sequences per micro-batch", at_least<int64_t>(1)));
+  f.push_back(field<TrainConfig, int64_t>(
+      "train", &RC::train, &TrainConfig::batch_tokens, "batch_tokens",
+      "tokens per optimizer step, reached by gradient accumulation; 0 = one micro-batch",
+      [](const int64_t& bt, const RC& c) -> std::string {
+        int64_t micro = c.train.batch_size * c.model.context_length;
+        if (bt < 0 || (bt > 0 && bt % micro != 0)) {
+          return "= " + std::to_string(bt) + " must be 0 or a multiple of train.batch_size * " +
+                 "model.context_length = " + std::to_string(micro);
+        }
+        return "";
+      }));
+  f.push_back(field("train", &RC::train, &TrainConfig::lr, "lr", "peak learning rate", positive()));
+  f.push_back(field("train", &RC::train, &TrainConfig::min_lr_ratio, "min_lr_ratio",
+                    "cosine decay ends at lr * min_lr_ratio", in_unit(false)));
+  f.push_back(field("train", &RC::train, &TrainConfig::warmup_steps, "warmup_steps",
+                    "linear warmup steps", at_least<int64_t>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::weight_decay, "weight_decay",
+                    "AdamW decoupled weight decay, matrices only", at_least<double>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::beta1, "beta1", "AdamW beta1",
+                    in_unit(true)));
+  f.push_back(field("train", &RC::train, &TrainConfig::beta2, "beta2", "AdamW beta2",
+                    in_unit(true)));
+  f.push_back(field("train", &RC::train, &TrainConfig::adam_eps, "adam_eps", "AdamW epsilon",
+                    positive()));
+  f.push_back(field("train", &RC::train, &TrainConfig::grad_clip, "grad_clip",
+                    "global gradient-norm clip; 0 = off", at_least<double>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::log_interval, "log_interval",
+                    "progress line every N steps", at_least<int64_t>(1)));
+  f.push_back(field("train", &RC::train, &TrainConfig::eval_interval, "eval_interval",
+                    "validation loss every N steps and at the end; 0 = end only",
+                    at_least<int64_t>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::eval_tokens, "eval_tokens",
+                    "validation tokens per evaluation", at_least<int64_t>(1)));
+  f.push_back(field("train", &RC::train, &TrainConfig::checkpoint_interval,
+                    "checkpoint_interval", "checkpoint every N steps (and at the end)",
+                    at_least<int64_t>(1)));
+  f.push_back(field("train", &RC::train, &TrainConfig::threads, "threads",
+                    "intra-op threads; 0 = $OMP_NUM_THREADS, else all cores",
+                    at_least<int64_t>(0)));
+  f.push_back(field("train", &RC::train, &TrainConfig::device, "device", "auto | cpu | cuda",
+                    one_of({"auto", "cpu", "cuda"})));
+  // [eval] (tasks, a list, is handled beside these scalars in run_config.cpp)
+  f.push_back(field("eval", &RC::eval, &EvalConfig::limit, "limit",
+                    "score only the first N items of each task; 0 = all", at_least<int64_t>(0)));
+  f.push_back(field("eval", &RC::eval, &EvalConfig::batch_size, "batch_size",
+                    "requests per forward pass", at_least<int64_t>(1)));
+  f.push_back(field("eval", &RC::eval, &EvalConfig::bos, "bos",
+                    "BOS policy: none (lm-eval's default for GPT-2 tokenizers) | prepend",
+                    one_of({"none", "prepend"})));
+  return f;
+}
+
+}  // namespace
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> all = build();
+  return all;
+}
+
+const Field* find_field(const std::string& section, const std::string& name) {
+  for (auto& f : fields())
+    if (f.section == section && f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> field_names(const std::string& section) {
+  std::vector<std::string> names;
+  for (auto& f : fields())
+    if (f.section == section) names.push_back(f.name);
+  if (section == "eval") {
+    names.push_back("tasks");
+    names.push_back("task_limits");
+  }
+  return names;
+}
+
+const std::vector<std::string>& section_names() {
+  static const std::vector<std::string> names = {"model", "attention", "data", "train", "eval"};
+  return names;
+}
+
+}  // namespace attnbench::config

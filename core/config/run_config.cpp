@@ -1,0 +1,374 @@
+#include "core/config/run_config.h"
+
+#include <xxhash.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include "core/common/error.h"
+#include "core/config/attention_schema.h"
+#include "core/config/fields.h"
+
+namespace attnbench::config {
+namespace {
+
+using nlohmann::json;
+
+// Size presets (DESIGN.md, model): n_layer, d_model, n_head, d_ffn (0 = derived).
+struct Preset {
+  int64_t n_layer, d_model, n_head, d_ffn;
+};
+const std::map<std::string, Preset>& presets() {
+  static const std::map<std::string, Preset> p = {
+      {"tiny", {2, 128, 4, 0}},         {"small", {6, 384, 6, 0}},
+      {"125m", {12, 768, 12, 0}},       {"340m", {24, 1024, 16, 2816}},
+      {"760m", {24, 1536, 24, 4096}},
+  };
+  return p;
+}
+
+// Keys that change how a run executes but not what it computes; they stay in the canonical JSON
+// (so the run records them) but not in the run id, so that e.g. resuming with more threads or the
+// fused backend continues the same run, and adding evaluation tasks never retrains a model.
+const std::set<std::string>& execution_only_keys() {
+  static const std::set<std::string> keys = {
+      "attention.backend", "train.threads", "train.device", "train.log_interval",
+      "train.checkpoint_interval"};
+  return keys;
+}
+
+SourceLocation location_of(const toml::source_region& src, const std::string& dotted,
+                           const std::string& source) {
+  if (src.begin.line == 0) return {"--set " + dotted};
+  std::string file = src.path ? std::string(*src.path) : source;
+  return {file, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
+}
+
+// A TOML scalar as a Value; arrays and tables are not scalars.
+std::optional<Value> scalar(const toml::node& node) {
+  if (auto v = node.as_boolean()) return Value{v->get()};
+  if (auto v = node.as_integer()) return Value{v->get()};
+  if (auto v = node.as_floating_point()) return Value{v->get()};
+  if (auto v = node.as_string()) return Value{v->get()};
+  return std::nullopt;
+}
+
+std::string node_kind(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: return "table";
+    case toml::node_type::array: return "array";
+    case toml::node_type::string: return "string";
+    case toml::node_type::integer: return "int";
+    case toml::node_type::floating_point: return "float";
+    case toml::node_type::boolean: return "bool";
+    default: return "date/time";
+  }
+}
+
+Value coerce(const Value& v, ValueType want, const SourceLocation& where, const std::string& key) {
+  if (want == ValueType::Float && type_of(v) == ValueType::Int) {
+    return static_cast<double>(std::get<int64_t>(v));
+  }
+  if (type_of(v) != want) {
+    throw InputError(where, key + " must be of type " + type_name(want) + " (got " +
+                                type_name(type_of(v)) + " " + to_string(v) + ")");
+  }
+  return v;
+}
+
+void resolve_model_preset(RunConfig& cfg, const SourceLocation& where) {
+  auto it = presets().find(cfg.model.preset);
+  if (it == presets().end()) {
+    std::vector<std::string> names;
+    for (auto& [n, p] : presets()) names.push_back(n);
+    throw InputError(where, "model.preset = \"" + cfg.model.preset + "\" is not one of " +
+                                join(names) + did_you_mean(cfg.model.preset, names));
+  }
+  const Preset& p = it->second;
+  if (cfg.model.n_layer == 0) cfg.model.n_layer = p.n_layer;
+  if (cfg.model.d_model == 0) cfg.model.d_model = p.d_model;
+  if (cfg.model.n_head == 0) cfg.model.n_head = p.n_head;
+  if (cfg.model.d_ffn == 0) {
+    // SwiGLU with hidden ratio 4 (8d/3 for equal parameters), rounded up to a multiple of 256 as in
+    // the authors' fla configs: 1024 -> 2816, 1536 -> 4096.
+    cfg.model.d_ffn = p.d_ffn ? p.d_ffn : (8 * cfg.model.d_model / 3 + 255) / 256 * 256;
+  }
+}
+
+}  // namespace
+
+bool AttentionConfig::get_bool(const std::string& key) const {
+  return std::get<bool>(params.at(key));
+}
+int64_t AttentionConfig::get_int(const std::string& key) const {
+  return std::get<int64_t>(params.at(key));
+}
+double AttentionConfig::get_float(const std::string& key) const {
+  const Value& v = params.at(key);
+  if (type_of(v) == ValueType::Int) return static_cast<double>(std::get<int64_t>(v));
+  return std::get<double>(v);
+}
+const std::string& AttentionConfig::get_string(const std::string& key) const {
+  return std::get<std::string>(params.at(key));
+}
+
+RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
+  RunConfig cfg;
+  cfg.source = source;
+  std::map<std::string, SourceLocation> where;      // dotted key -> its value's position
+  std::map<std::string, SourceLocation> key_where;  // dotted key -> the key's position
+  ParamMap attention_overrides;
+  SourceLocation file_loc{source};
+
+  for (auto& [section_key, section_node] : table) {
+    std::string section(section_key.str());
+    SourceLocation sec_loc = location_of(section_key.source(), section, source);
+    const auto& sections = section_names();
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      throw InputError(sec_loc, "unknown section [" + section + "]" +
+                                    did_you_mean(section, sections) +
+                                    "; valid sections: " + join(sections));
+    }
+    const toml::table* sec = section_node.as_table();
+    if (!sec) throw InputError(sec_loc, "[" + section + "] must be a table");
+    where[section] = sec_loc;
+    for (auto& [k, node] : *sec) {
+      std::string key(k.str());
+      std::string dotted = section + "." + key;
+      // Errors about a value point at the value, errors about the key (unknown) at the key.
+      SourceLocation loc = location_of(node.source(), dotted, source);
+      SourceLocation key_loc = location_of(k.source(), dotted, source);
+      where[dotted] = loc;
+      key_where[dotted] = key_loc;
+      if (section == "attention") {
+        auto v = scalar(node);
+        if (!v) throw InputError(loc, dotted + " must be a scalar (got " + node_kind(node) + ")");
+        if (key == "variant" || key == "backend") {
+          std::string s = std::get<std::string>(coerce(*v, ValueType::String, loc, dotted));
+          (key == "variant" ? cfg.attention.variant : cfg.attention.backend) = s;
+        } else {
+          attention_overrides[key] = *v;
+        }
+        continue;
+      }
+      if (section == "eval" && key == "task_limits") {
+        const toml::table* lt = node.as_table();
+        if (!lt) throw InputError(loc, "eval.task_limits must be a table of task = limit");
+        for (auto& [task, n] : *lt) {
+          auto v = n.value<int64_t>();
+          if (!n.is_integer() || *v < 1) {
+            throw InputError(location_of(n.source(), dotted, source),
+                             "eval.task_limits." + std::string(task.str()) + " must be an int >= 1");
+          }
+          cfg.eval.task_limits[std::string(task.str())] = *v;
+        }
+        continue;
+      }
+      if (section == "eval" && key == "tasks") {
+        const toml::array* arr = node.as_array();
+        if (!arr) throw InputError(loc, "eval.tasks must be an array of task names");
+        for (auto& t : *arr) {
+          if (!t.is_string()) throw InputError(loc, "eval.tasks must be an array of strings");
+          cfg.eval.tasks.push_back(t.as_string()->get());
+        }
+        continue;
+      }
+      const Field* f = find_field(section, key);
+      if (!f) {
+        auto names = field_names(section);
+        throw InputError(key_loc, "unknown key " + dotted + did_you_mean(key, names) +
+                                  "; valid keys in [" + section + "]: " + join(names));
+      }
+      auto v = scalar(node);
+      if (!v) throw InputError(loc, dotted + " must be of type " + type_name(f->type) + " (got " +
+                                        node_kind(node) + ")");
+      f->set(cfg, coerce(*v, f->type, loc, dotted));
+    }
+  }
+
+  auto loc_of = [&](const std::string& dotted) {
+    if (auto it = where.find(dotted); it != where.end()) return it->second;
+    auto sec = dotted.substr(0, dotted.find('.'));
+    if (auto it = where.find(sec); it != where.end()) return it->second;
+    return file_loc;
+  };
+
+  resolve_model_preset(cfg, loc_of("model.preset"));
+  if (cfg.attention.backend != "auto" && cfg.attention.backend != "eager" &&
+      cfg.attention.backend != "fused") {
+    throw InputError(loc_of("attention.backend"),
+                     "attention.backend = \"" + cfg.attention.backend +
+                         "\" is not one of auto, eager, fused" +
+                         did_you_mean(cfg.attention.backend, {"auto", "eager", "fused"}));
+  }
+  cfg.attention.params = resolve_params(cfg.attention.variant, attention_overrides,
+                                        [&](const std::string& key) {
+                                          // Attention messages name the key: point at it.
+                                          auto it = key_where.find("attention." + key);
+                                          return it != key_where.end() ? it->second
+                                                                       : loc_of("attention");
+                                        });
+  for (auto& f : fields()) {
+    if (!f.check) continue;
+    std::string problem = f.check(cfg);
+    if (!problem.empty()) {
+      std::string dotted = f.section + "." + f.name;
+      throw InputError(loc_of(dotted), dotted + " " + problem);
+    }
+  }
+  // RoPE rotates dimension pairs: the head dimension must be even.
+  if (cfg.attention.has("position") &&
+      cfg.attention.get_string("position").find("rope") != std::string::npos &&
+      cfg.model.head_dim() % 2 != 0) {
+    throw InputError(loc_of("model.n_head"),
+                     "RoPE needs an even head dimension; model.d_model / model.n_head = " +
+                         std::to_string(cfg.model.head_dim()));
+  }
+  return cfg;
+}
+
+void apply_override(toml::table& table, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  SourceLocation loc{"--set " + assignment};
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(loc, "expected KEY=VALUE with a dotted key, e.g. train.lr=3e-4");
+  }
+  std::string key = assignment.substr(0, eq);
+  std::string value = assignment.substr(eq + 1);
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (auto& p : parts)
+    if (p.empty()) throw InputError(loc, "empty component in key '" + key + "'");
+  // The value in TOML syntax (3e-4, true, "x", [..]); a bare word that is not TOML is a string.
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", value}};
+  }
+  toml::table* t = &table;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    toml::node* n = t->get(parts[i]);
+    if (!n) {
+      t->insert(parts[i], toml::table{});
+      n = t->get(parts[i]);
+    }
+    t = n->as_table();
+    if (!t) throw InputError(loc, "'" + parts[i] + "' in '" + key + "' is not a table");
+  }
+  // Node copies from `parsed` carry a source position in the one-line document; drop it by
+  // re-inserting a fresh copy through the visitor so that errors say "--set KEY".
+  toml::node* v = parsed.get("v");
+  v->visit([&](auto&& n) {
+    using N = std::decay_t<decltype(n)>;
+    if constexpr (toml::is_table<N> || toml::is_array<N>) {
+      t->insert_or_assign(parts.back(), n);
+    } else {
+      t->insert_or_assign(parts.back(), N{n.get()});
+    }
+  });
+}
+
+RunConfig parse_run_config(const std::string& text, const std::string& source,
+                           const std::vector<std::string>& sets) {
+  toml::table table;
+  try {
+    table = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw InputError({source, static_cast<int>(b.line), static_cast<int>(b.column)},
+                     std::string("invalid TOML: ") + std::string(e.description()));
+  }
+  for (auto& s : sets) apply_override(table, s);
+  return resolve_run_config(table, source);
+}
+
+RunConfig load_run_config(const std::filesystem::path& file, const std::vector<std::string>& sets) {
+  std::ifstream in(file);
+  if (!in) throw UsageError("cannot read config " + file.string());
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_run_config(ss.str(), file.string(), sets);
+}
+
+namespace {
+json value_json(const Value& v) {
+  return std::visit([](auto&& x) { return json(x); }, v);
+}
+}  // namespace
+
+json to_json(const RunConfig& cfg) {
+  json j = json::object();
+  for (auto& f : fields()) j[f.section][f.name] = value_json(f.get(cfg));
+  j["eval"]["tasks"] = cfg.eval.tasks;
+  j["eval"]["task_limits"] = cfg.eval.task_limits;
+  json a = json::object();
+  a["variant"] = cfg.attention.variant;
+  a["backend"] = cfg.attention.backend;
+  for (auto& [k, v] : cfg.attention.params) a[k] = value_json(v);
+  j["attention"] = a;
+  return j;  // nlohmann::json objects keep keys sorted: the dump is canonical
+}
+
+std::string canonical_json(const RunConfig& cfg) { return to_json(cfg).dump(); }
+
+RunConfig from_json(const json& j) {
+  // Rebuild through the TOML path so that a stored config is validated exactly like a file.
+  toml::table t;
+  for (auto& [section, body] : j.items()) {
+    toml::table sec;
+    for (auto& [k, v] : body.items()) {
+      if (v.is_boolean()) sec.insert(k, v.get<bool>());
+      else if (v.is_number_integer()) sec.insert(k, v.get<int64_t>());
+      else if (v.is_number()) sec.insert(k, v.get<double>());
+      else if (v.is_string()) sec.insert(k, v.get<std::string>());
+      else if (v.is_object()) {
+        toml::table sub;
+        for (auto& [name, n] : v.items()) sub.insert(name, n.get<int64_t>());
+        sec.insert(k, std::move(sub));
+      } else if (v.is_array()) {
+        toml::array arr;
+        for (auto& x : v) arr.push_back(x.get<std::string>());
+        sec.insert(k, std::move(arr));
+      }
+    }
+    t.insert(section, std::move(sec));
+  }
+  return resolve_run_config(t, "stored config");
+}
+
+std::string config_hash(const RunConfig& cfg) {
+  json j = to_json(cfg);
+  j.erase("eval");  // evaluation settings never change the trained model
+  for (auto& dotted : execution_only_keys()) {
+    auto dot = dotted.find('.');
+    j[dotted.substr(0, dot)].erase(dotted.substr(dot + 1));
+  }
+  std::string text = j.dump();
+  return fmt::format("{:016x}", XXH3_64bits(text.data(), text.size())).substr(0, 12);
+}
+
+std::vector<std::pair<std::string, Value>> flatten(const RunConfig& cfg) {
+  std::vector<std::pair<std::string, Value>> out;
+  for (auto& f : fields()) out.emplace_back(f.section + "." + f.name, f.get(cfg));
+  out.emplace_back("attention.variant", cfg.attention.variant);
+  out.emplace_back("attention.backend", cfg.attention.backend);
+  for (auto& [k, v] : cfg.attention.params) out.emplace_back("attention." + k, v);
+  std::string tasks;
+  for (size_t i = 0; i < cfg.eval.tasks.size(); ++i) tasks += (i ? "," : "") + cfg.eval.tasks[i];
+  out.emplace_back("eval.tasks", tasks);
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  return out;
+}
+
+}  // namespace attnbench::config

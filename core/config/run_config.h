@@ -1,0 +1,127 @@
+// A run's configuration: TOML sections [model] [attention] [data] [train] [eval] as typed structs
+// with defaults, --set overrides, validation before any work, canonical JSON and a stable hash.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/config/value.h"
+
+namespace toml {
+inline namespace v3 {
+class table;
+}
+}  // namespace toml
+
+namespace attnbench::config {
+
+struct ModelConfig {
+  std::string preset = "tiny";  // tiny | small | 125m | 340m | 760m: defaults for the four below
+  int64_t n_layer = 0;          // 0 in TOML = take the preset's value
+  int64_t d_model = 0;
+  int64_t n_head = 0;
+  int64_t d_ffn = 0;            // 0 = the preset's, else round_up(8 d_model / 3, 256)
+  int64_t vocab_size = 50257;   // GPT-2; padded to a multiple of 64 for the embedding
+  int64_t context_length = 256;
+  bool tie_embeddings = false;
+  double norm_eps = 1e-6;
+  double init_std = 0.02;
+
+  int64_t head_dim() const { return d_model / n_head; }
+  int64_t padded_vocab() const { return (vocab_size + 63) / 64 * 64; }
+};
+
+struct AttentionConfig {
+  std::string variant = "softmax";  // a registered variant (attnbench variants)
+  std::string backend = "auto";     // auto | eager | fused
+  ParamMap params;                  // every applicable parameter of the variant, resolved
+
+  bool get_bool(const std::string& key) const;
+  int64_t get_int(const std::string& key) const;
+  double get_float(const std::string& key) const;  // ints are widened
+  const std::string& get_string(const std::string& key) const;
+  bool has(const std::string& key) const { return params.count(key) > 0; }
+};
+
+struct DataConfig {
+  std::string train;  // llm.c shards: a file, a folder (all *train*.bin) or a glob
+  std::string val;    // validation shard(s); "" = none
+  // Mask@k intervention (PAPER_NOTES 6): put fixed_token_id at position fixed_token_position
+  // (0-based) of every training window; -1 = off.
+  int64_t fixed_token_position = -1;
+  int64_t fixed_token_id = 50256;
+};
+
+struct TrainConfig {
+  int64_t seed = 0;
+  int64_t steps = 1000;
+  int64_t batch_size = 8;     // sequences per micro-batch
+  int64_t batch_tokens = 0;   // tokens per optimizer step; 0 = one micro-batch (no accumulation)
+  double lr = 3e-4;
+  double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  int64_t warmup_steps = 100;
+  double weight_decay = 0.1;  // matrices only
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double adam_eps = 1e-8;
+  double grad_clip = 1.0;     // 0 = off
+  int64_t log_interval = 10;
+  int64_t eval_interval = 100;  // validation loss every N steps (and at the end); 0 = end only
+  int64_t eval_tokens = 65536;  // validation tokens per evaluation
+  int64_t checkpoint_interval = 100;
+  int64_t threads = 0;          // 0 = $OMP_NUM_THREADS, else all cores
+  std::string device = "auto";  // auto | cpu | cuda
+};
+
+struct EvalConfig {
+  std::vector<std::string> tasks;
+  int64_t limit = 0;        // 0 = every item
+  // Per-task limits that replace `limit` for the named tasks, e.g. { wikitext = 5 } (WikiText's
+  // 62 documents cost as much as thousands of multiple-choice items).
+  std::map<std::string, int64_t> task_limits;
+  int64_t limit_for(const std::string& task) const {
+    auto it = task_limits.find(task);
+    return it == task_limits.end() ? limit : it->second;
+  }
+  int64_t batch_size = 32;
+  std::string bos = "none"; // BOS policy, recorded with every result: none | prepend
+};
+
+struct RunConfig {
+  ModelConfig model;
+  AttentionConfig attention;
+  DataConfig data;
+  TrainConfig train;
+  EvalConfig eval;
+  std::string source;  // file it was read from ("" when built in code)
+};
+
+// Reads a TOML run config, applies `sets` ("a.b=value", value in TOML syntax, bare words taken as
+// strings), validates everything, and resolves presets and defaults. Throws InputError naming
+// file:line:col (or the --set) for unknown keys (with the nearest valid key), wrong types,
+// out-of-range or inconsistent values.
+RunConfig load_run_config(const std::filesystem::path& file, const std::vector<std::string>& sets = {});
+RunConfig parse_run_config(const std::string& toml_text, const std::string& source_name,
+                           const std::vector<std::string>& sets = {});
+// The same from an already parsed table (sweeps build cells this way); nodes carry their positions.
+RunConfig resolve_run_config(const toml::table& table, const std::string& source_name);
+
+// Applies one "a.b=value" override to a table, creating sections as needed.
+void apply_override(toml::table& table, const std::string& assignment);
+
+// Canonical JSON of the resolved config: sorted keys, every default made explicit, parameters that
+// do not apply dropped, so that equal semantics give equal text.
+nlohmann::json to_json(const RunConfig& cfg);
+std::string canonical_json(const RunConfig& cfg);
+RunConfig from_json(const nlohmann::json& j);  // inverse of to_json (checkpoints store it)
+// First 12 hex digits of XXH3-64 of canonical_json: the run id.
+std::string config_hash(const RunConfig& cfg);
+
+// Flattened "section.key" -> value of the resolved config (the results store's params table).
+std::vector<std::pair<std::string, Value>> flatten(const RunConfig& cfg);
+
+}  // namespace attnbench::config

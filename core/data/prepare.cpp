@@ -1,0 +1,413 @@
+#include "core/data/prepare.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/common/sha256.h"
+#include "core/data/input_reader.h"
+#include "core/data/shard.h"
+#include "core/data/tokenizer.h"
+
+namespace attnbench::data {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kBatchBytes = 8 << 20, kBatchDocs = 4096;
+constexpr size_t kSkippedExamples = 10;
+
+// One document as read: raw text (.txt) or a JSONL line still to parse, with its origin.
+struct Record {
+  size_t source = 0;
+  int64_t line = 0;
+  bool json = false;
+  std::string raw;
+};
+
+// What a worker made of a record: the document's tokens (end-of-text first) or why it was bad.
+struct Encoded {
+  std::vector<uint32_t> tokens;
+  std::optional<InputError> error;
+};
+
+std::string fields_of(const nlohmann::json& obj, std::vector<std::string>& names) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) names.push_back(it.key());
+  return names.empty() ? "none" : join(names);
+}
+
+// The text field of one JSONL line, or the error naming file:line(:col) and what was expected.
+Encoded parse_and_encode(const Record& r, const std::string& file, const std::string& field,
+                         const Tokenizer& tok) {
+  Encoded e;
+  SourceLocation where{file, static_cast<int>(r.line), 0};
+  std::string text_storage;
+  std::string_view text = r.raw;
+  if (r.json) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(r.raw);
+    } catch (const nlohmann::json::parse_error& ex) {
+      // nlohmann's message restates "line 1, column N" of the one-line string: keep only the cause.
+      std::string what = ex.what();
+      if (size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
+      where.column = static_cast<int>(ex.byte);
+      e.error.emplace(where, "invalid JSON (" + what + "); expected one JSON object per line");
+      return e;
+    }
+    if (!j.is_object()) {
+      e.error.emplace(where, std::string("expected a JSON object with a string field \"") + field +
+                                 "\", got " + j.type_name());
+      return e;
+    }
+    auto it = j.find(field);
+    if (it == j.end()) {
+      std::vector<std::string> names;
+      std::string fields = fields_of(j, names);
+      e.error.emplace(where, "no field \"" + field + "\" in this object (its fields: " + fields +
+                                 ")" + did_you_mean(field, names) +
+                                 "; choose the field with --text-field");
+      return e;
+    }
+    if (!it->is_string()) {
+      e.error.emplace(where, "field \"" + field + "\" is " + it->type_name() +
+                                 ", expected a string");
+      return e;
+    }
+    text_storage = it->get<std::string>();
+    text = text_storage;
+  }
+  e.tokens.reserve(text.size() / 4 + 2);
+  e.tokens.push_back(Tokenizer::kEndOfText);  // llm.c: every document is preceded by end-of-text
+  tok.encode_append(text, e.tokens);
+  return e;
+}
+
+// Encodes a batch on `jobs` threads; results in input order.
+std::vector<Encoded> encode_batch(const std::vector<Record>& batch,
+                                  const std::vector<std::string>& files, const std::string& field,
+                                  const Tokenizer& tok, int jobs) {
+  std::vector<Encoded> out(batch.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto work = [&] {
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < batch.size();)
+        out[i] = parse_and_encode(batch[i], files[batch[i].source], field, tok);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(jobs), batch.size()));
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+  return out;
+}
+
+// Splits the document stream into the validation shard and fixed-size train shards.
+class ShardSink {
+ public:
+  ShardSink(fs::path dir, std::string name, int64_t val_tokens, int64_t shard_tokens)
+      : dir_(std::move(dir)), name_(std::move(name)), val_target_(val_tokens),
+        shard_tokens_(static_cast<size_t>(shard_tokens)) {}
+
+  void add(const std::vector<uint32_t>& doc, PrepareSummary& s) {
+    if (!val_done_ && static_cast<int64_t>(val_.size()) < val_target_) {
+      val_.insert(val_.end(), doc.begin(), doc.end());
+      s.val_documents++, s.val_tokens += static_cast<int64_t>(doc.size());
+      return;
+    }
+    flush_val(s);
+    s.train_documents++, s.train_tokens += static_cast<int64_t>(doc.size());
+    train_.insert(train_.end(), doc.begin(), doc.end());
+    while (train_.size() >= shard_tokens_) {
+      std::vector<uint32_t> rest(train_.begin() + static_cast<std::ptrdiff_t>(shard_tokens_),
+                                 train_.end());
+      train_.resize(shard_tokens_);
+      write("train", train_, s);
+      train_ = std::move(rest);
+    }
+  }
+
+  void finish(PrepareSummary& s) {
+    flush_val(s);
+    if (!train_.empty()) write("train", train_, s);
+  }
+
+ private:
+  void flush_val(PrepareSummary& s) {
+    if (val_done_) return;
+    val_done_ = true;
+    if (!val_.empty()) write("val", val_, s);
+    val_ = {};
+  }
+  void write(const std::string& split, const std::vector<uint32_t>& tokens, PrepareSummary& s) {
+    // llm.c numbering: the validation shard is 000000, train shards count from 000001.
+    int index = split == "val" ? 0 : ++train_index_;
+    char file[64];
+    std::snprintf(file, sizeof(file), "_%s_%06d.bin", split.c_str(), index);
+    std::string name = name_ + file;
+    write_shard(dir_ / name, tokens, 1);  // GPT-2 ids < 65536: uint16, version 1
+    s.shards.push_back({name, split, static_cast<int64_t>(tokens.size())});
+  }
+
+  fs::path dir_;
+  std::string name_;
+  int64_t val_target_;
+  size_t shard_tokens_;
+  bool val_done_ = false;
+  int train_index_ = 0;
+  std::vector<uint32_t> val_, train_;
+};
+
+// Removes the temporary output folder unless the run completed.
+struct TempDir {
+  fs::path path;
+  bool keep = false;
+  ~TempDir() {
+    std::error_code ec;
+    if (!keep) fs::remove_all(path, ec);
+  }
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+struct SourceStats {
+  int64_t documents = 0, tokens = 0, skipped = 0;
+};
+
+void validate(const PrepareOptions& o) {
+  if (o.inputs.empty()) throw UsageError("data prepare: no --input given");
+  for (const auto& p : o.inputs) {
+    if (!fs::is_regular_file(p)) throw UsageError("input " + p.string() + " does not exist or is not a file");
+    input_kind(p);  // throws for unsupported names
+  }
+  if (o.out.empty()) throw UsageError("data prepare: --out is required");
+  if (fs::exists(o.out) && !fs::is_directory(o.out))
+    throw UsageError("--out " + o.out.string() + " exists and is not a folder");
+  if (fs::is_directory(o.out) && !fs::is_empty(o.out) && !o.force) {
+    throw UsageError("--out " + o.out.string() +
+                     " exists and is not empty (remove it, choose another folder, or pass --force "
+                     "to replace it)");
+  }
+  if (o.shard_tokens < 1 || o.shard_tokens > INT32_MAX)
+    throw UsageError("--shard-tokens must be in 1.." + std::to_string(INT32_MAX) +
+                     " (llm.c headers hold an int32 count)");
+  if (o.val_tokens < 0 || o.val_tokens > INT32_MAX)
+    throw UsageError("--val-tokens must be in 0.." + std::to_string(INT32_MAX));
+  if (o.text_field.empty()) throw UsageError("--text-field must not be empty");
+  for (const char* f : {"encoder.json", "vocab.bpe"}) {
+    if (!fs::is_regular_file(o.tokenizer_dir / f)) {
+      throw UsageError("missing tokenizer file " + (o.tokenizer_dir / f).string() +
+                       " (expected encoder.json and vocab.bpe of GPT-2 in " +
+                       o.tokenizer_dir.string() + ")");
+    }
+  }
+}
+
+}  // namespace
+
+PrepareSummary prepare_shards(const PrepareOptions& o) {
+  validate(o);
+  const auto t0 = Clock::now();
+  const Tokenizer tok = Tokenizer::load(o.tokenizer_dir);
+  const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const fs::path out = fs::absolute(o.out).lexically_normal();
+  const std::string name =
+      !o.name.empty() ? o.name : (out.filename().empty() ? "data" : out.filename().string());
+
+  std::vector<std::string> files;
+  uint64_t bytes_total = 0;
+  for (const auto& p : o.inputs) {
+    files.push_back(p.string());
+    bytes_total += fs::file_size(p);
+  }
+
+  TempDir tmp{out.parent_path() / ("." + out.filename().string() + ".tmp-" + std::to_string(::getpid()))};
+  fs::remove_all(tmp.path);
+  fs::create_directories(tmp.path);
+
+  PrepareSummary s;
+  std::vector<SourceStats> per_source(o.inputs.size());
+  ShardSink sink(tmp.path, name, o.val_tokens, o.shard_tokens);
+  PrepareProgress prog;
+  prog.bytes_total = bytes_total;
+  uint64_t bytes_before = 0;  // bytes of the inputs already finished
+
+  auto consume = [&](const std::vector<Record>& batch, std::vector<Encoded>& encoded) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Encoded& e = encoded[i];
+      SourceStats& st = per_source[batch[i].source];
+      if (e.error) {
+        if (!o.skip_bad) throw *e.error;
+        st.skipped++, s.skipped++;
+        if (s.skipped_examples.size() < kSkippedExamples) s.skipped_examples.push_back(e.error->what());
+        continue;
+      }
+      st.documents++, st.tokens += static_cast<int64_t>(e.tokens.size());
+      s.documents++, s.tokens += static_cast<int64_t>(e.tokens.size());
+      sink.add(e.tokens, s);
+      std::vector<uint32_t>().swap(e.tokens);
+    }
+  };
+
+  // The reader fills the next batch while the workers encode the current one.
+  std::vector<Record> batch;
+  std::future<std::vector<Encoded>> pending;
+  std::vector<Record> pending_batch;
+  auto submit = [&] {
+    bool consumed = pending.valid();
+    if (consumed) {
+      auto encoded = pending.get();
+      consume(pending_batch, encoded);
+    }
+    pending_batch = std::move(batch);
+    batch.clear();
+    if (!pending_batch.empty()) {
+      pending = std::async(std::launch::async, [&, b = &pending_batch] {
+        return encode_batch(*b, files, o.text_field, tok, jobs);
+      });
+    }
+    prog.documents = s.documents, prog.tokens = s.tokens, prog.skipped = s.skipped;
+    prog.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (o.progress && consumed) o.progress(prog);
+  };
+
+  try {
+    size_t batch_bytes = 0;
+    auto add = [&](Record r, uint64_t consumed) {
+      batch_bytes += r.raw.size();
+      batch.push_back(std::move(r));
+      if (batch.size() >= kBatchDocs || batch_bytes >= kBatchBytes) {
+        prog.bytes_done = bytes_before + consumed;
+        submit();
+        batch_bytes = 0;
+      }
+    };
+    for (size_t src = 0; src < o.inputs.size(); ++src) {
+      InputKind kind = input_kind(o.inputs[src]);
+      prog.file = files[src];
+      if (kind.format == InputFormat::kText) {
+        ByteStream stream(o.inputs[src], kind.compression);
+        Record r{src, 1, false, {}};
+        while (stream.read(r.raw, 1 << 20)) {
+        }
+        add(std::move(r), stream.consumed());
+      } else {
+        LineReader lines(o.inputs[src], kind.compression);
+        std::string line;
+        while (lines.next(line)) {
+          if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
+          add({src, lines.line_number(), true, std::move(line)}, lines.consumed());
+          line.clear();
+        }
+      }
+      bytes_before += fs::file_size(o.inputs[src]);
+    }
+    prog.bytes_done = bytes_before;
+    submit();
+    submit();  // drains the last pending batch
+  } catch (...) {
+    if (pending.valid()) pending.wait();  // the workers hold references into this frame
+    throw;
+  }
+  sink.finish(s);
+  if (s.documents == 0) {
+    throw UsageError("no documents in the input" +
+                     (s.skipped ? " (all " + std::to_string(s.skipped) + " lines were malformed)"
+                                : std::string()));
+  }
+  if (s.train_tokens == 0) {
+    throw UsageError("all " + std::to_string(s.tokens) + " tokens (" +
+                     std::to_string(s.documents) + " documents) went to the validation split: "
+                     "lower --val-tokens (now " + std::to_string(o.val_tokens) +
+                     ") or add input");
+  }
+
+  // The manifest (docs/data.md, "manifest.json").
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    sources.push_back({{"path", fs::absolute(o.inputs[i]).lexically_normal().string()},
+                       {"format", input_kind(o.inputs[i]).name},
+                       {"bytes", fs::file_size(o.inputs[i])},
+                       {"sha256", sha256_file(o.inputs[i])},
+                       {"documents", per_source[i].documents},
+                       {"tokens", per_source[i].tokens},
+                       {"skipped_lines", per_source[i].skipped}});
+  }
+  nlohmann::json tokenizer_files = nlohmann::json::array();
+  for (const char* f : {"encoder.json", "vocab.bpe"}) {
+    fs::path p = fs::absolute(o.tokenizer_dir / f).lexically_normal();
+    tokenizer_files.push_back({{"path", p.string()}, {"sha256", sha256_file(p)}});
+  }
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& sh : s.shards) {
+    shards.push_back({{"file", sh.file}, {"split", sh.split}, {"tokens", sh.tokens},
+                      {"sha256", sha256_file(tmp.path / sh.file)}});
+  }
+  nlohmann::json manifest = {
+      {"format", "llm.c token shards"},
+      {"magic", kShardMagic},
+      {"version", 1},
+      {"token_dtype", "uint16"},
+      {"end_of_text", Tokenizer::kEndOfText},
+      {"created_by", o.created_by},
+      {"created_at", utc_now()},
+      {"tokenizer", {{"name", "gpt2"}, {"vocab_size", tok.vocab_size()}, {"files", tokenizer_files}}},
+      {"text_field", o.text_field},
+      {"val_tokens_requested", o.val_tokens},
+      {"shard_tokens", o.shard_tokens},
+      {"documents", s.documents},
+      {"tokens", s.tokens},
+      {"skipped_lines", s.skipped},
+      {"splits",
+       {{"val", {{"documents", s.val_documents}, {"tokens", s.val_tokens}}},
+        {"train", {{"documents", s.train_documents}, {"tokens", s.train_tokens}}}}},
+      {"sources", sources},
+      {"shards", shards}};
+  std::ofstream(tmp.path / "manifest.json") << manifest.dump(2) << "\n";
+
+  // Into place: an existing output folder (empty, or replaced under --force) is swapped out.
+  if (fs::exists(out)) {
+    fs::path old = out.parent_path() / ("." + out.filename().string() + ".old-" + std::to_string(::getpid()));
+    fs::rename(out, old);
+    fs::rename(tmp.path, out);
+    fs::remove_all(old);
+  } else {
+    fs::rename(tmp.path, out);
+  }
+  tmp.keep = true;
+
+  s.bytes = bytes_total;
+  s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  prog.bytes_done = bytes_total;
+  prog.documents = s.documents, prog.tokens = s.tokens, prog.skipped = s.skipped;
+  prog.seconds = s.seconds;
+  prog.finished = true;
+  if (o.progress) o.progress(prog);
+  return s;
+}
+
+}  // namespace attnbench::data

@@ -1,0 +1,36 @@
+#include "model/attention.h"
+
+#include "variants/registry.h"
+
+namespace attnbench::model {
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const config::ModelConfig& model,
+                                                 const config::AttentionConfig& attention)
+    : n_head_(model.n_head), head_dim_(model.head_dim()) {
+  auto linear = [](int64_t in, int64_t out) {
+    return torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false));
+  };
+  const int64_t c = model.d_model;
+  q = register_module("q", linear(c, c));
+  k = register_module("k", linear(c, c));
+  v = register_module("v", linear(c, c));
+  o = register_module("o", linear(c, c));
+  variants::VariantContext ctx;
+  ctx.n_head = model.n_head;
+  ctx.head_dim = model.head_dim();
+  ctx.d_model = model.d_model;
+  ctx.context_length = model.context_length;
+  ctx.attention = attention;
+  core = register_module("core", variants::make_variant(ctx));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, torch::Tensor* weights) {
+  const int64_t b = x.size(0), t = x.size(1);
+  auto heads = [&](const torch::Tensor& y) {  // [B, T, C] -> [B, H, T, D]
+    return y.view({b, t, n_head_, head_dim_}).transpose(1, 2);
+  };
+  auto y = core->forward(heads(q(x)), heads(k(x)), heads(v(x)), x, weights);
+  return o(y.transpose(1, 2).reshape({b, t, n_head_ * head_dim_}));
+}
+
+}  // namespace attnbench::model

@@ -1,0 +1,28 @@
+// Causal self-attention of one block: q, k, v, o projections (no bias) around an attention core
+// that is a registered variant (variants/registry.h). The block never knows which variant it runs
+// (DESIGN.md, variant registry): positional encoding, normaliser and their parameters live there.
+#pragma once
+#include <torch/torch.h>
+
+#include "core/config/run_config.h"
+#include "variants/variant.h"
+
+namespace attnbench::model {
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  CausalSelfAttentionImpl(const config::ModelConfig& model, const config::AttentionConfig& attention);
+
+  // x [B, T, C] -> [B, T, C]. When `weights` is non-null the variant's post-normaliser attention
+  // weights [B, H, T, T] are stored there.
+  torch::Tensor forward(const torch::Tensor& x, torch::Tensor* weights = nullptr);
+
+  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  std::shared_ptr<variants::AttentionVariantImpl> core;
+
+ private:
+  int64_t n_head_, head_dim_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+}  // namespace attnbench::model

@@ -1,0 +1,88 @@
+#include "model/decoder.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace attnbench::model {
+
+BlockImpl::BlockImpl(const config::ModelConfig& model, const config::AttentionConfig& attention) {
+  attn_norm = register_module("attn_norm", RMSNorm(model.d_model, model.norm_eps));
+  attn = register_module("attn", CausalSelfAttention(model, attention));
+  mlp_norm = register_module("mlp_norm", RMSNorm(model.d_model, model.norm_eps));
+  mlp = register_module("mlp", SwiGLU(model.d_model, model.d_ffn));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& h, torch::Tensor* attn_weights) {
+  auto x = h + attn->forward(attn_norm(h), attn_weights);
+  return x + mlp(mlp_norm(x));
+}
+
+DecoderLMImpl::DecoderLMImpl(const config::RunConfig& cfg) : model_(cfg.model) {
+  const auto& m = model_;
+  if (m.n_layer <= 0 || m.d_model <= 0 || m.n_head <= 0 || m.d_ffn <= 0) {
+    throw std::invalid_argument(
+        "DecoderLM needs a resolved model config (n_layer, d_model, n_head, d_ffn > 0); got " +
+        std::to_string(m.n_layer) + "/" + std::to_string(m.d_model) + "/" +
+        std::to_string(m.n_head) + "/" + std::to_string(m.d_ffn));
+  }
+  if (m.d_model % m.n_head != 0) {
+    throw std::invalid_argument("d_model " + std::to_string(m.d_model) +
+                                " is not divisible by n_head " + std::to_string(m.n_head));
+  }
+  const int64_t vocab = m.padded_vocab();
+  embedding = register_module("embedding", torch::nn::Embedding(vocab, m.d_model));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < m.n_layer; ++i) {
+    block_list_.emplace_back(m, cfg.attention);
+    blocks->push_back(block_list_.back());
+  }
+  final_norm = register_module("final_norm", RMSNorm(m.d_model, m.norm_eps));
+  // Tied: the head reuses the embedding matrix (one tensor, counted, decayed and checkpointed once).
+  if (!m.tie_embeddings) {
+    lm_head = register_module(
+        "lm_head", torch::nn::Linear(torch::nn::LinearOptions(m.d_model, vocab).bias(false)));
+  }
+
+  torch::NoGradGuard no_grad;
+  const double std_dev = m.init_std;
+  const double residual_std = m.init_std / std::sqrt(2.0 * static_cast<double>(m.n_layer));
+  embedding->weight.normal_(0.0, std_dev);
+  if (!m.tie_embeddings) lm_head->weight.normal_(0.0, std_dev);
+  for (auto& b : block_list_) {
+    for (auto* lin : {&b->attn->q, &b->attn->k, &b->attn->v, &b->mlp->gate, &b->mlp->up}) {
+      (*lin)->weight.normal_(0.0, std_dev);
+    }
+    b->attn->o->weight.normal_(0.0, residual_std);
+    b->mlp->down->weight.normal_(0.0, residual_std);
+  }
+}
+
+torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx) { return forward(idx, nullptr); }
+
+torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx,
+                                     std::vector<torch::Tensor>* attn_weights) {
+  auto h = embedding(idx);
+  for (auto& b : block_list_) {
+    if (attn_weights) {
+      torch::Tensor w;
+      h = b->forward(h, &w);
+      attn_weights->push_back(w);
+    } else {
+      h = b->forward(h);
+    }
+  }
+  h = final_norm(h);
+  return !lm_head.is_empty() ? lm_head(h) : torch::nn::functional::linear(h, embedding->weight);
+}
+
+int64_t DecoderLMImpl::num_parameters() const {
+  std::unordered_set<const void*> seen;
+  int64_t n = 0;
+  for (const auto& p : parameters()) {
+    if (seen.insert(p.unsafeGetTensorImpl()).second) n += p.numel();
+  }
+  return n;
+}
+
+}  // namespace attnbench::model

@@ -1,0 +1,58 @@
+// The Llama-style decoder ("Transformer++", DESIGN.md, model): token embedding over the padded
+// vocabulary, n_layer pre-norm blocks
+//   h = h + attn(RMSNorm(h));  h = h + SwiGLU(RMSNorm(h))
+// a final RMSNorm and an LM head (untied unless model.tie_embeddings).
+// Init: every projection and the embedding ~ N(0, init_std); the residual output projections (attn o,
+// MLP down) ~ N(0, init_std / sqrt(2 n_layer)) (GPT-2's scaled init); norm weights 1; the attention
+// variant initialises its own parameters (tau, distance bias, ...).
+#pragma once
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "core/config/run_config.h"
+#include "model/attention.h"
+#include "model/rms_norm.h"
+#include "model/swiglu.h"
+
+namespace attnbench::model {
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(const config::ModelConfig& model, const config::AttentionConfig& attention);
+  torch::Tensor forward(const torch::Tensor& h, torch::Tensor* attn_weights = nullptr);
+
+  RMSNorm attn_norm{nullptr}, mlp_norm{nullptr};
+  CausalSelfAttention attn{nullptr};
+  SwiGLU mlp{nullptr};
+};
+TORCH_MODULE(Block);
+
+class DecoderLMImpl : public torch::nn::Module {
+ public:
+  // cfg.model must be resolved (preset applied: n_layer, d_model, n_head, d_ffn all > 0) and
+  // cfg.attention.params resolved against the variant's schema.
+  explicit DecoderLMImpl(const config::RunConfig& cfg);
+
+  // idx [B, T] int64 -> logits [B, T, padded_vocab].
+  torch::Tensor forward(const torch::Tensor& idx);
+  // The same; also appends each layer's attention weights [B, H, T, T] to *attn_weights.
+  torch::Tensor forward(const torch::Tensor& idx, std::vector<torch::Tensor>* attn_weights);
+
+  // Distinct parameters (a tied head is counted once).
+  int64_t num_parameters() const;
+
+  const config::ModelConfig& model_config() const { return model_; }
+
+  torch::nn::Embedding embedding{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  RMSNorm final_norm{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // null when tied to the embedding
+
+ private:
+  config::ModelConfig model_;
+  std::vector<Block> block_list_;  // typed handles to the entries of `blocks`
+};
+TORCH_MODULE(DecoderLM);
+
+}  // namespace attnbench::model

@@ -1,0 +1,28 @@
+// The parameter count of the decoder in closed form, from the architecture alone (no torch):
+// `attnbench train --dry-run` prints it next to the constructed model's count, and tests require
+// the two to be equal for every preset and variant.
+#pragma once
+#include <cstdint>
+
+#include "core/config/run_config.h"
+
+namespace attnbench::model {
+
+// With V = padded vocab, C = d_model, F = d_ffn, H = n_head, N = n_layer:
+//   embedding V*C
+//   + N * ( 4*C*C          q, k, v, o (no bias)
+//         + 3*C*F          SwiGLU gate, up, down
+//         + 2*C            the two RMSNorm weights
+//         + extras )       the variant's parameters, below
+//   + C                    final RMSNorm
+//   + V*C                  LM head, unless tied
+// extras per layer: distance_bias H*W (position has distance_bias, W = bias_window);
+// elastic tau: H (per_head_over_len, per_head_const) or (C + 1)*H (per_token: linear C -> H).
+int64_t closed_form_parameter_count(const config::ModelConfig& model,
+                                    const config::AttentionConfig& attention);
+
+// The variant's extra parameters in one layer (the "extras" above).
+int64_t variant_parameters_per_layer(const config::ModelConfig& model,
+                                     const config::AttentionConfig& attention);
+
+}  // namespace attnbench::model

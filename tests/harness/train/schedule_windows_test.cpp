@@ -1,0 +1,146 @@
+// The learning-rate schedule, the window samplers and the weight-decay grouping.
+#include <torch/torch.h>
+
+#include <cmath>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "harness/train/optimizer.h"
+#include "harness/train/schedule.h"
+#include "harness/train/windows.h"
+#include "model/decoder.h"
+#include "tests/harness/train/train_fixture.h"
+
+using namespace attnbench;
+
+CATCH_TEST_CASE("learning rate: linear warmup, cosine to min_lr_ratio at the last step") {
+  config::TrainConfig t;
+  t.lr = 1e-3;
+  t.min_lr_ratio = 0.1;
+  t.warmup_steps = 10;
+  t.steps = 110;
+  CATCH_CHECK(train::learning_rate(t, 0) == Catch::Detail::Approx(1e-4));
+  CATCH_CHECK(train::learning_rate(t, 4) == Catch::Detail::Approx(5e-4));
+  CATCH_CHECK(train::learning_rate(t, 9) == Catch::Detail::Approx(1e-3));
+  CATCH_CHECK(train::learning_rate(t, 10) == Catch::Detail::Approx(1e-3));
+  // Half way through the 99 decay intervals (steps 10..109) the cosine is at its midpoint.
+  const double mid = (1e-3 + 1e-4) / 2;
+  CATCH_CHECK(0.5 * (train::learning_rate(t, 59) + train::learning_rate(t, 60)) ==
+              Catch::Detail::Approx(mid).epsilon(1e-3));
+  CATCH_CHECK(train::learning_rate(t, 109) == Catch::Detail::Approx(1e-4));
+  for (int64_t s = 10; s < 109; ++s) CATCH_CHECK(train::learning_rate(t, s + 1) < train::learning_rate(t, s));
+}
+
+CATCH_TEST_CASE("training windows: seeded, in bounds, T + 1 consecutive shard tokens") {
+  test::ScratchDir dir;
+  // Two shards whose token at offset i is i (+ 1000 in the second): a window's first token names
+  // its start, and consecutive tokens prove the copy is contiguous.
+  std::vector<uint32_t> a(300), b(200);
+  for (uint32_t i = 0; i < a.size(); ++i) a[i] = i;
+  for (uint32_t i = 0; i < b.size(); ++i) b[i] = 1000 + i;
+  data::write_shard(dir.path() / "a.bin", a);
+  data::write_shard(dir.path() / "b.bin", b);
+  std::vector<data::ShardReader> shards;
+  shards.emplace_back(dir.path() / "a.bin");
+  shards.emplace_back(dir.path() / "b.bin");
+  const int64_t T = 16;
+  train::TrainWindows w(&shards, T, 7);
+  CATCH_CHECK(w.total_starts() == (300 - T) + (200 - T));
+  std::vector<int64_t> buf(400 * (T + 1));
+  w.next(400, buf.data());
+  CATCH_CHECK(w.cursor() == 400);
+  std::set<int64_t> starts_a, starts_b;
+  for (int64_t n = 0; n < 400; ++n) {
+    const int64_t* win = &buf[n * (T + 1)];
+    for (int64_t i = 1; i <= T; ++i) CATCH_REQUIRE(win[i] == win[0] + i);
+    if (win[0] < 1000) {
+      CATCH_REQUIRE(win[0] + T < 300);
+      starts_a.insert(win[0]);
+    } else {
+      CATCH_REQUIRE(win[0] - 1000 + T < 200);
+      starts_b.insert(win[0]);
+    }
+  }
+  // Both shards are drawn from roughly in proportion to their starts (284 : 184) and windows vary.
+  CATCH_CHECK(starts_a.size() > 100);
+  CATCH_CHECK(starts_b.size() > 60);
+
+  // Same seed and cursor: same windows; another seed: different ones.
+  train::TrainWindows again(&shards, T, 7);
+  again.set_cursor(100);
+  std::vector<int64_t> buf2(10 * (T + 1));
+  again.next(10, buf2.data());
+  CATCH_CHECK(std::equal(buf2.begin(), buf2.end(), buf.begin() + 100 * (T + 1)));
+  train::TrainWindows other(&shards, T, 8);
+  other.next(10, buf2.data());
+  CATCH_CHECK_FALSE(std::equal(buf2.begin(), buf2.end(), buf.begin()));
+
+  CATCH_SECTION("Mask@k puts the fixed token at input position k of every window") {
+    train::TrainWindows masked(&shards, T, 7, /*fixed_token_position=*/2, /*fixed_token_id=*/9999);
+    std::vector<int64_t> m(50 * (T + 1));
+    masked.next(50, m.data());
+    for (int64_t n = 0; n < 50; ++n) {
+      CATCH_REQUIRE(m[n * (T + 1) + 2] == 9999);
+      CATCH_REQUIRE(m[n * (T + 1) + 3] == buf[n * (T + 1) + 3]);  // the rest as unmasked
+    }
+  }
+}
+
+CATCH_TEST_CASE("validation windows: sequential, targets not overlapping, capped by eval tokens") {
+  test::ScratchDir dir;
+  std::vector<uint32_t> a(100);
+  for (uint32_t i = 0; i < a.size(); ++i) a[i] = i;
+  data::write_shard(dir.path() / "v.bin", a);
+  std::vector<data::ShardReader> shards;
+  shards.emplace_back(dir.path() / "v.bin");
+  train::ValWindows all(&shards, 10, 1 << 20);
+  CATCH_CHECK(all.count() == 9);  // starts 0, 10, ..., 80 (a window needs 11 tokens)
+  std::vector<int64_t> buf(2 * 11);
+  all.fill(3, 2, buf.data());
+  CATCH_CHECK(buf[0] == 30);
+  CATCH_CHECK(buf[10] == 40);
+  CATCH_CHECK(buf[11] == 40);
+  train::ValWindows capped(&shards, 10, 25);  // 25 target tokens -> 3 windows
+  CATCH_CHECK(capped.count() == 3);
+}
+
+CATCH_TEST_CASE("weight decay applies to matrices only, not norms, biases, tau or distance bias") {
+  CATCH_CHECK(train::decays("blocks.0.attn.q.weight", torch::zeros({4, 4})));
+  CATCH_CHECK(train::decays("embedding.weight", torch::zeros({10, 4})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.attn_norm.weight", torch::zeros({4})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.distance_bias", torch::zeros({4, 16})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau", torch::zeros({4})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau_proj.weight", torch::zeros({4, 8})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau_proj.bias", torch::zeros({4})));
+}
+
+CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projection matrices") {
+  auto cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\nvocab_size = 64\n[attention]\nvariant = \"lazy\"\n"
+      "tau_form = \"per_token\"\n[data]\nfixed_token_id = 0\n",
+      "t.toml");
+  model::DecoderLM m(cfg);
+  auto opt = train::make_adamw(*m, cfg.train);
+  CATCH_REQUIRE(opt->param_groups().size() == 2);
+  auto wd = [&](size_t g) {
+    return static_cast<torch::optim::AdamWOptions&>(opt->param_groups()[g].options()).weight_decay();
+  };
+  CATCH_CHECK(wd(0) == cfg.train.weight_decay);
+  CATCH_CHECK(wd(1) == 0.0);
+  const std::vector<std::string> matrices = {".q.weight", ".k.weight", ".v.weight", ".o.weight",
+                                             ".gate.weight", ".up.weight", ".down.weight"};
+  int64_t expected = 0, distance_bias = 0;
+  for (auto& item : m->named_parameters()) {
+    const std::string& n = item.key();
+    bool matrix = n == "embedding.weight" || n == "lm_head.weight";
+    for (auto& suffix : matrices)
+      matrix |= n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+    CATCH_INFO(n);
+    CATCH_CHECK(train::decays(n, item.value()) == matrix);
+    expected += matrix;
+    distance_bias += n.find("distance_bias") != std::string::npos;
+  }
+  CATCH_CHECK(distance_bias == cfg.model.n_layer);  // the table is there, and not decayed
+  CATCH_CHECK(static_cast<int64_t>(opt->param_groups()[0].params().size()) == expected);
+}
