@@ -1,43 +1,26 @@
 #include "results/table.h"
 
-#include <map>
-#include <stdexcept>
-
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/registry.h"
 
 namespace attnbench::results {
 
 namespace {
-std::map<std::string, TableFormat>& registry() {
-  static std::map<std::string, TableFormat> formats;  // function-local: safe from init-order issues
+Registry<TableFormat>& registry() {
+  static Registry<TableFormat> formats("table format");  // function-local: safe from init order
   return formats;
 }
 }  // namespace
 
-RegisterTableFormat::RegisterTableFormat(TableFormat format) {
-  // Two files claiming one name is a build error, not a user error.
-  if (!registry().emplace(format.name, format).second) {
-    throw std::logic_error(std::string("table format '") + format.name + "' registered twice");
-  }
-}
+RegisterTableFormat::RegisterTableFormat(TableFormat format) { registry().add(format.name, format); }
 
 const TableFormat& find_table_format(const std::string& name) {
-  auto it = registry().find(name);
-  if (it == registry().end()) {
-    const auto names = table_format_names();
-    throw UsageError("--format: unknown table format '" + name + "'" + did_you_mean(name, names) +
-                     "; valid: " + join(names));
-  }
-  return it->second;
+  return registry().get(name, "--format: ");
 }
 
-std::vector<std::string> table_format_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, format] : registry()) names.push_back(name);
-  return names;  // std::map keeps them sorted
-}
+std::vector<std::string> table_format_names() { return registry().names(); }
 
 std::string render_table(const ResultTable& table, const std::string& format) {
   return find_table_format(format).render(table);

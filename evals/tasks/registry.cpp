@@ -1,17 +1,16 @@
 // The task registry: every evals/tasks/<task>.cpp registers one TaskSpec at static initialisation
-// (the library is linked whole so no registration is dropped; DESIGN.md, self-registration).
+// (the library is linked whole so no registration is dropped; core/common/registry.h).
 #include <algorithm>
-#include <map>
-#include <stdexcept>
 
-#include "evals/tasks/task.h"
 #include "core/common/error.h"
+#include "core/common/registry.h"
+#include "evals/tasks/task.h"
 
 namespace attnbench::evals {
 
 namespace {
-std::map<std::string, TaskSpec>& registry() {
-  static std::map<std::string, TaskSpec> tasks;  // function-local: safe from init-order issues
+Registry<TaskSpec>& registry() {
+  static Registry<TaskSpec> tasks("task");  // function-local: safe from init-order issues
   return tasks;
 }
 
@@ -32,31 +31,16 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 RegisterTask::RegisterTask(TaskSpec spec) {
-  auto& tasks = registry();
-  if (tasks.count(spec.name)) {
-    // Two files claiming one name is a build error, not a user error.
-    throw std::logic_error("task '" + spec.name + "' registered twice");
-  }
-  std::string name = spec.name;
-  tasks.emplace(std::move(name), std::move(spec));
+  const std::string name = spec.name;
+  registry().add(name, std::move(spec));
 }
 
 const TaskSpec& find_task(const std::string& name) {
-  auto& tasks = registry();
-  auto it = tasks.find(name);
-  if (it == tasks.end()) {
-    const auto names = task_names();
-    throw UsageError("unknown task '" + name + "'" + did_you_mean(name, names) +
-                     "; known tasks: " + join(names) + " (or 'all', 'paper')");
-  }
-  return it->second;
+  if (const TaskSpec* spec = registry().find(name)) return *spec;
+  throw UsageError(registry().unknown(name) + "; or the groups 'all', 'paper'");
 }
 
-std::vector<std::string> task_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, spec] : registry()) names.push_back(name);
-  return names;  // std::map keeps them sorted
-}
+std::vector<std::string> task_names() { return registry().names(); }
 
 std::vector<std::string> expand_task_list(const std::string& spec) {
   std::vector<std::string> out;

@@ -1,16 +1,16 @@
 // attnbench: the command-line entry point. Every error is caught here, once, printed to stderr:
-// exit 2 for usage and configuration errors, 1 for runtime failures (DESIGN.md, command line).
+// exit 2 for usage and configuration errors, 1 for runtime failures (docs/ARCHITECTURE.md).
 #include <torch/torch.h>
 
 #include <iostream>
 #include <map>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/common/error.h"
+#include "core/common/registry.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
-#include "core/common/error.h"
 
 namespace attnbench::cli {
 namespace {
@@ -20,8 +20,10 @@ struct CommandEntry {
   CommandSetup setup;
 };
 
-std::vector<CommandEntry>& commands() {
-  static std::vector<CommandEntry> all;
+// Keyed by the command's full path ("data", "data fetch"): name order puts every group before its
+// subcommands.
+Registry<CommandEntry>& commands() {
+  static Registry<CommandEntry> all("command");
   return all;
 }
 
@@ -42,37 +44,38 @@ void print_version() {
 
 }  // namespace
 
-RegisterCommand::RegisterCommand(std::string name, std::string description, CommandSetup setup) {
-  commands().push_back({"", std::move(name), std::move(description), std::move(setup)});
-}
+RegisterCommand::RegisterCommand(std::string name, std::string description, CommandSetup setup)
+    : RegisterCommand("", std::move(name), std::move(description), std::move(setup)) {}
 
 RegisterCommand::RegisterCommand(std::string parent, std::string name, std::string description,
                                  CommandSetup setup) {
-  commands().push_back({std::move(parent), std::move(name), std::move(description), std::move(setup)});
+  const std::string path = parent.empty() ? name : parent + " " + name;
+  commands().add(path, {std::move(parent), std::move(name), std::move(description), std::move(setup)});
 }
 
 int main(int argc, char** argv) {
+  // Two files registering one name (a variant, task, format, command ...) is a build mistake that
+  // would silently drop one of them: refuse to start.
+  for (const std::string& e : registration_errors()) fmt::print(stderr, "error: {}\n", e);
+  if (!registration_errors().empty()) return 1;
+
   CLI::App app{"attnbench: attention-variant ablations for decoder language models"};
   app.require_subcommand(0, 1);
   bool version = false;
   app.add_flag("--version", version, "Print the version, the BLAS library loaded and the threads");
 
   std::map<CLI::App*, Action> actions;
-  // Parents first (registration order across files is unspecified), then their subcommands.
-  for (int pass = 0; pass < 2; ++pass) {
-    for (auto& c : commands()) {
-      if (c.parent.empty() != (pass == 0)) continue;
-      CLI::App* parent = &app;
-      if (!c.parent.empty()) {  // a group nobody registered explicitly is created on first use
-        try {
-          parent = app.get_subcommand(c.parent);
-        } catch (const CLI::OptionNotFound&) {  // CLI11 2.1 has no get_subcommand_no_throw
-          parent = app.add_subcommand(c.parent, c.parent + " commands");
-        }
+  for (const auto& [path, c] : commands().items()) {  // groups before their subcommands
+    CLI::App* parent = &app;
+    if (!c.parent.empty()) {  // a group nobody registered explicitly is created on first use
+      try {
+        parent = app.get_subcommand(c.parent);
+      } catch (const CLI::OptionNotFound&) {  // CLI11 2.1 has no get_subcommand_no_throw
+        parent = app.add_subcommand(c.parent, c.parent + " commands");
       }
-      CLI::App* sub = parent->add_subcommand(c.name, c.description);
-      if (Action a = c.setup(*sub)) actions[sub] = std::move(a);
     }
+    CLI::App* sub = parent->add_subcommand(c.name, c.description);
+    if (Action a = c.setup(*sub)) actions[sub] = std::move(a);
   }
   try {
     app.parse(argc, argv);

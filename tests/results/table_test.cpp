@@ -266,7 +266,7 @@ CATCH_TEST_CASE("table: --metric, --tasks and --rows") {
   CATCH_REQUIRE_THROWS_AS(f.table(rows), UsageError);
   CATCH_REQUIRE_THROWS_WITH(f.table(rows), Contains("did you mean 'attention.position'"));
   CATCH_REQUIRE_THROWS_AS(parse_metric_choice("accnorm"), UsageError);
-  CATCH_REQUIRE_THROWS_WITH(render_table(f.table(), "markdown"), Contains("valid: csv, json, latex, md"));
+  CATCH_REQUIRE_THROWS_WITH(render_table(f.table(), "markdown"), Contains("registered: csv, json, latex, md"));
 }
 
 CATCH_TEST_CASE("table: --where values are bound, quotes included, and never injected") {

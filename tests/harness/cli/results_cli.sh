@@ -76,7 +76,7 @@ expect_error "no runs matching --where" "$ATTNBENCH" results table --sweep mini 
 expect_error "did you mean 'attention.variant'" "$ATTNBENCH" results table --sweep mini --db "$db" \
   --where attention.varient=lazy
 expect_error "no sweep 'mni'" "$ATTNBENCH" results table --sweep mni --db "$db"
-expect_error "valid: csv, json, latex, md" "$ATTNBENCH" results table --sweep mini --db "$db" --format html
+expect_error "registered: csv, json, latex, md" "$ATTNBENCH" results table --sweep mini --db "$db" --format html
 # The format is checked before the database is opened (usage errors before any work).
 expect_error "unknown table format 'html'" "$ATTNBENCH" results table --sweep mini \
   --db "$tmp/no/such.db" --format html
