@@ -8,7 +8,8 @@
 
 #include <toml++/toml.h>
 
-#include "harness/sweep/toml_values.h"
+#include "core/config/toml_bridge.h"
+#include "harness/sweep/values.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -29,7 +30,7 @@ class Base {
     try {
       return toml::parse(text_, path_);
     } catch (const toml::parse_error& e) {
-      throw InputError(where_of(e.source(), path_), std::string(e.description()));
+      throw InputError(config::where_of(e.source(), path_), std::string(e.description()));
     }
   }
 
@@ -56,8 +57,8 @@ std::string bare_message(const InputError& e) {
 config::RunConfig resolve(const Base& base, const std::vector<Setting>& data,
                           const std::vector<Setting>& settings) {
   toml::table t = base.table();
-  for (auto& s : data) assign_dotted(t, s.key, s.value);
-  for (auto& s : settings) assign_dotted(t, s.key, s.value);
+  for (auto& s : data) config::assign_dotted(t, s.key, s.value);
+  for (auto& s : settings) config::assign_dotted(t, s.key, s.value);
   return config::resolve_run_config(t, base.path());
 }
 

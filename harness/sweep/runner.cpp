@@ -2,7 +2,8 @@
 
 #include <toml++/toml.h>
 
-#include "harness/sweep/toml_values.h"
+#include "core/config/toml_bridge.h"
+#include "harness/sweep/values.h"
 
 #include <torch/torch.h>
 
@@ -138,21 +139,11 @@ std::string status_summary(results::Store& store, const std::vector<const Cell*>
 }  // namespace
 
 static void apply_command_line(SweepFile& sweep, const SweepOptions& o) {
-  for (const std::string& assignment : o.sets) {
-    auto eq = assignment.find('=');
-    SourceLocation where{"--set " + assignment};
-    if (eq == std::string::npos || eq == 0) {
-      throw InputError(where, "expected KEY=VALUE with a dotted key, e.g. train.steps=100");
-    }
-    // The value in TOML syntax; a bare word that is not TOML is a string (as for `train --set`).
-    toml::table parsed;
-    try {
-      parsed = toml::parse("v = " + assignment.substr(eq + 1));
-    } catch (const toml::parse_error&) {
-      parsed = toml::table{{"v", assignment.substr(eq + 1)}};
-    }
-    sweep.data.push_back({assignment.substr(0, eq),
-                          scalar_value(*parsed.get("v"), "--set " + assignment, o.file), where, where});
+  for (const std::string& text : o.sets) {
+    const config::Assignment a = config::parse_assignment(text);
+    const SourceLocation where{"--set " + text};
+    sweep.data.push_back({a.key, config::scalar_value(a.value(), "--set " + text, o.file), where,
+                          where});
   }
   if (o.limit) sweep.limit = *o.limit;
 }

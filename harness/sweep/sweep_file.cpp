@@ -6,7 +6,8 @@
 #include <sstream>
 
 #include "evals/tasks/task.h"
-#include "harness/sweep/toml_values.h"
+#include "core/config/toml_bridge.h"
+#include "harness/sweep/values.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -18,8 +19,8 @@ const std::vector<std::string> kSweepKeys = {"name",  "base", "seeds",      "tas
 struct Reader {
   std::string file;  // for positions of nodes that carry none
 
-  SourceLocation at(const toml::node& n) const { return where_of(n.source(), file); }
-  SourceLocation at(const toml::key& k) const { return where_of(k.source(), file); }
+  SourceLocation at(const toml::node& n) const { return config::where_of(n.source(), file); }
+  SourceLocation at(const toml::key& k) const { return config::where_of(k.source(), file); }
 
   void unknown_key(const toml::key& k, const std::string& section,
                    const std::vector<std::string>& valid) const {
@@ -95,7 +96,7 @@ struct Reader {
       std::vector<config::Value> values;
       std::vector<SourceLocation> where;
       for (auto&& v : list) {
-        config::Value x = scalar_value(v, section + " value of '" + key + "'", file);
+        config::Value x = config::scalar_value(v, section + " value of '" + key + "'", file);
         for (size_t j = 0; j < values.size(); ++j) {
           if (same_value(values[j], x)) {
             throw InputError(at(v), section + " key '" + key + "' lists " + label_value(x) +
@@ -178,7 +179,7 @@ void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
       auto items = r.entries(r.table(v, "sweep.data"), where);
       for (size_t i = 0; i < items.size(); ++i) {
         s.data.push_back({"data." + items[i].first,
-                          scalar_value(*items[i].second, "sweep.data." + items[i].first, r.file),
+                          config::scalar_value(*items[i].second, "sweep.data." + items[i].first, r.file),
                           r.at(*items[i].second), where[i]});
       }
     } else {
@@ -242,7 +243,7 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
   try {
     root = toml::parse(text, file.string());
   } catch (const toml::parse_error& e) {
-    throw InputError(where_of(e.source(), file.string()), std::string(e.description()));
+    throw InputError(config::where_of(e.source(), file.string()), std::string(e.description()));
   }
   SweepFile s;
   s.file = file;
@@ -299,11 +300,11 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
         const toml::node& v = *items[i].second;
         if (v.is_array()) {  // any of several values
           for (auto&& e : *v.as_array()) {
-            m.any_of.push_back(scalar_value(e, "[[exclude]] value of '" + m.key + "'", r.file));
+            m.any_of.push_back(config::scalar_value(e, "[[exclude]] value of '" + m.key + "'", r.file));
             check_exclude_value(s, m.key, m.any_of.back(), r.at(e));
           }
         } else {
-          m.any_of.push_back(scalar_value(v, "[[exclude]] value of '" + m.key + "'", r.file));
+          m.any_of.push_back(config::scalar_value(v, "[[exclude]] value of '" + m.key + "'", r.file));
           check_exclude_value(s, m.key, m.any_of.back(), r.at(v));
         }
         ex.matches.push_back(std::move(m));
@@ -318,7 +319,7 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
       std::vector<Setting> cell;
       for (size_t i = 0; i < items.size(); ++i) {
         cell.push_back({items[i].first,
-                        scalar_value(*items[i].second, "[[include]] value of '" + items[i].first + "'",
+                        config::scalar_value(*items[i].second, "[[include]] value of '" + items[i].first + "'",
                                      r.file),
                         r.at(*items[i].second), where[i]});
       }
