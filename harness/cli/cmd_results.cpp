@@ -1,4 +1,4 @@
-// `attnbench results ...`: the read side of the results store (DESIGN.md, Results; docs/results.md).
+// `attnbench results ...`: the read side of the results store (docs/results.md).
 //   table   the paper-style table of a sweep (md | csv | latex | json)
 //   runs    one line per run;  show RUN: everything about one run;  curves RUN: a training curve
 //   merge   fold per-cell databases (Slurm array tasks) into one
@@ -35,7 +35,7 @@ struct Options {
   std::string status;
   // show, curves
   std::string run;
-  std::string curve_metric = "loss";
+  std::string curve_metric = "train/loss";  // the trainer writes train/loss and val/loss
   // merge
   std::string out;
   std::vector<std::string> inputs;
@@ -164,7 +164,8 @@ const RegisterCommand reg_curves("results", "curves", "A training curve of a run
                                  [](CLI::App& cmd) -> Action {
   auto o = std::make_shared<Options>();
   cmd.add_option("run", o->run, "Run id (or a unique prefix)")->required();
-  cmd.add_option("--metric", o->curve_metric, "Metric key (default loss)");
+  cmd.add_option("--metric", o->curve_metric,
+                 "Metric key: train/loss (default) or val/loss, as the trainer writes them");
   cmd.add_option("--format", o->format, "csv (default) | json | table");
   add_db_option(&cmd, *o);
   return [o] { return run_curves(*o); };

@@ -50,4 +50,10 @@ first=$(grep -oE '^  [0-9a-f]{12}' "$tmp/sweep.sbatch" | head -1 | tr -d ' ')
 SLURM_ARRAY_TASK_ID=0 bash "$tmp/sweep.sbatch" > "$tmp/task0.log" 2>&1 || { cat "$tmp/task0.log"; fail "array task 0"; }
 [ "$(sql "$tmp/all.cell-$first.db" "SELECT status FROM runs WHERE id = '$first'")" = finished ] ||
   fail "array task 0 did not finish its cell into its own database"
+# `results curves` defaults to a metric the trainer writes (train/loss): one row per logged step.
+"$ATTNBENCH" results curves "$first" --db "$tmp/all.cell-$first.db" > "$tmp/curve.csv" ||
+  fail "results curves without --metric"
+steps=$(sql "$tmp/all.cell-$first.db" "SELECT count(*) FROM metrics WHERE run = '$first' AND key = 'train/loss'")
+[ "$steps" -gt 0 ] && [ "$(($(wc -l < "$tmp/curve.csv") - 1))" = "$steps" ] ||
+  { cat "$tmp/curve.csv"; fail "the default curve should list the $steps train/loss points"; }
 echo ok
