@@ -1,7 +1,8 @@
 // GPT-2 tokenizer throughput: MB/s of encode_batch over the Wikipedia pretraining sample
 // (pretrain_wikipedia_en/wiki_pages_000.jsonl, ~24 MB of JSONL, 2168 documents), on 1 and 2 threads.
 // Each iteration uses a freshly loaded tokenizer, so the piece cache starts cold, as in one
-// `data prepare` pass. Target (issue 3): >= 10 MB/s on 2 threads.
+// `data prepare` pass. Target (docs/ARCHITECTURE.md, "Performance targets"): >= 10 MB/s on 2
+// threads.
 //   ATTNBENCH_DATA=/path/to/data ./bench_tokenizer
 #include <benchmark/benchmark.h>
 

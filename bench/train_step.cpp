@@ -1,5 +1,6 @@
-// Training-step throughput of the C++ trainer's model and optimizer (DESIGN.md, performance: "CPU
-// training throughput at least that of the same model in Python PyTorch"):
+// Training-step throughput of the C++ trainer's model and optimizer (docs/ARCHITECTURE.md,
+// "Performance targets": CPU training throughput at least that of the same model in Python
+// PyTorch):
 //   train_step/<preset>_<backend>   batch 8, T = 256, GPT-2 vocabulary (50257 padded to 50304)
 // One iteration = one optimizer step exactly as harness/train runs it: forward, cross-entropy,
 // backward, gradient clipping to 1.0, AdamW (matrix-only weight decay) with the schedule's lr set.

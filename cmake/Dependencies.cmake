@@ -22,9 +22,9 @@ if(ATTNBENCH_BENCH)
   find_package(benchmark REQUIRED)
 endif()
 
-# TOOLCHAIN.md: LibTorch must run on OpenBLAS built with OpenMP (the reference BLAS is ~100x slower,
-# the pthread build 25-35% slower for training). Pin the openmp build through the run path, so the
-# choice does not depend on which Debian alternative happens to be selected.
+# LibTorch must run on OpenBLAS built with OpenMP (docs/toolchain.md, "BLAS": the reference BLAS is
+# ~100x slower, the pthread build 25-35% slower for training). Pin the openmp build through the run
+# path, so the choice does not depend on which Debian alternative happens to be selected.
 set(ATTNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp" CACHE PATH
     "Folder with the OpenMP OpenBLAS libblas.so.3")
 if(NOT EXISTS "${ATTNBENCH_OPENBLAS_DIR}/libblas.so.3")
@@ -32,7 +32,8 @@ if(NOT EXISTS "${ATTNBENCH_OPENBLAS_DIR}/libblas.so.3")
                   "to the reference BLAS, about 100x slower. Run scripts/setup.")
 endif()
 
-# TOOLCHAIN.md: glibc malloc maps and unmaps the logits every step; tcmalloc gives +30-40% tokens/s.
+# glibc malloc maps and unmaps the logits every step; tcmalloc gives +30-40% tokens/s
+# (docs/toolchain.md, "malloc").
 find_library(TCMALLOC_LIBRARY NAMES tcmalloc_minimal libtcmalloc_minimal.so.4
              PATHS /usr/lib/x86_64-linux-gnu)
 if(NOT TCMALLOC_LIBRARY)

@@ -28,7 +28,7 @@ function(attnbench_library name)
 endfunction()
 
 # One library per layer folder (docs/ARCHITECTURE.md; the order is declared in cmake/layers.txt and
-# checked by tests/architecture): ab_<folder>, with '/' as '_'. A sub-folder gets a library of its
+# checked by scripts/check-layers): ab_<folder>, with '/' as '_'. A sub-folder gets a library of its
 # own only when its objects self-register and must be linked whole.
 
 # Torch-free layers: compile in about a second a file.
@@ -76,5 +76,5 @@ attnbench_executable(attnbench)
 target_compile_definitions(attnbench PRIVATE ATTNBENCH_VERSION="${PROJECT_VERSION}")
 
 if(ATTNBENCH_CUDA)
-  include(cmake/Cuda.cmake)
+  message(FATAL_ERROR "ATTNBENCH_CUDA: the CUDA build is not implemented yet")
 endif()

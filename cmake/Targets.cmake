@@ -1,7 +1,8 @@
 # Helpers shared by every target.
 
-# One precompiled torch header for the whole project (TOOLCHAIN.md: a per-target PCH is 568 MB and
-# slower overall). Torch targets call attnbench_use_torch(), which links torch and reuses it.
+# One precompiled torch header for the whole project (docs/toolchain.md, "Compile time": a PCH per
+# target is 568 MB and slower overall). Torch targets call attnbench_use_torch(), which links torch
+# and reuses it.
 add_library(attnbench_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
 target_link_libraries(attnbench_pch PUBLIC torch)
 target_precompile_headers(attnbench_pch PRIVATE <torch/torch.h>)

@@ -1,5 +1,6 @@
-// lm-evaluation-harness's token boundary between context and continuation (EVAL_PROTOCOL.md 3,
-// TemplateLM._encode_pair and TemplateLM.loglikelihood), plus attnbench's BOS policy.
+// lm-evaluation-harness's token boundary between context and continuation (docs/evaluation.md,
+// "The protocol as implemented": TemplateLM._encode_pair and TemplateLM.loglikelihood), plus
+// attnbench's BOS policy (docs/evaluation.md, "BOS policy").
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -9,7 +9,7 @@ namespace attnbench::results {
 
 namespace {
 
-// Version 1: the tables of DESIGN.md (Results). Notes on choices:
+// Version 1: the tables of docs/results.md, "Schema (version 1)". Notes on choices:
 // - A run may belong to several sweeps (its id is the hash of its config, so two sweeps that share
 //   a cell share the run): runs.sweep/cell name the sweep that created it, sweep_runs holds every
 //   membership, and tables are built from sweep_runs.

@@ -1,4 +1,4 @@
-// The store's schema and its forward migrations (DESIGN.md, Results). The schema version lives in
+// The store's schema and its forward migrations (docs/results.md). The schema version lives in
 // PRAGMA user_version: 0 = empty file, N = migrations 1..N applied. A new schema version is one new
 // entry appended to the list in schema.cpp; entries are never edited once released, so that every
 // older database upgrades by replaying the steps it has not seen.

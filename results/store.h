@@ -1,4 +1,4 @@
-// The results store (DESIGN.md, Results): one SQLite database holding sweeps, runs, their flattened
+// The results store (docs/results.md): one SQLite database holding sweeps, runs, their flattened
 // configs, training curves, eval metrics, attention statistics and per-item samples.
 //
 // Guarantees:
@@ -55,7 +55,7 @@ struct Metric {
   double time = 0;  // wall clock, Unix seconds; 0 = now
 };
 
-// One eval metric of one task, as lm-evaluation-harness reports it (EVAL_PROTOCOL.md).
+// One eval metric of one task, as lm-evaluation-harness reports it (docs/evaluation.md).
 struct EvalRow {
   std::string task;    // piqa, hellaswag, ..., lambada_openai, wikitext
   std::string metric;  // acc, acc_norm, perplexity, word_perplexity, byte_perplexity, bits_per_byte

@@ -1,7 +1,7 @@
-// Small static SVG charts for the report (DESIGN.md, Results: "static HTML with tables and SVG
-// plots"): line charts (loss curves, per-layer statistics, distance-bias profiles, tau per layer)
-// and grouped bar charts with whiskers (per-task accuracy ± stderr). Plain SVG 1.1 text with axes,
-// ticks, labels and a legend; no scripts, no external resources.
+// Small static SVG charts for the report (docs/diagnostics.md, "`attnbench report`": a static HTML
+// page with tables and SVG plots): line charts (loss curves, per-layer statistics, distance-bias
+// profiles, tau per layer) and grouped bar charts with whiskers (per-task accuracy ± stderr). Plain
+// SVG 1.1 text with axes, ticks, labels and a legend; no scripts, no external resources.
 #pragma once
 #include <optional>
 #include <string>

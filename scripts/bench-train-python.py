@@ -1,16 +1,16 @@
 #!/usr/bin/python3
 """Training throughput: attnbench's C++ trainer vs the same model in Python PyTorch, one run.
 
-DESIGN.md (performance): CPU training throughput at least that of the same model in Python
-PyTorch. This script runs bench/train_step.cpp (bench_train_step: one optimizer step of the
-trainer's model and AdamW, batch 8, T = 256, GPT-2 vocabulary padded to 50304) and a nanoGPT-style
-Python loop of the same shapes and operations:
+Target (docs/ARCHITECTURE.md, "Performance targets"): CPU training throughput at least that of the
+same model in Python PyTorch. This script runs bench/train_step.cpp (bench_train_step: one
+optimizer step of the trainer's model and AdamW, batch 8, T = 256, GPT-2 vocabulary padded to
+50304) and a nanoGPT-style Python loop of the same shapes and operations:
   token embedding -> N x [RMSNorm -> q, k, v (no bias) -> RoPE -> causal softmax attention
   (materialised scores, as the eager backend) -> o -> residual; RMSNorm -> SwiGLU -> residual]
   -> RMSNorm -> untied LM head -> cross-entropy; backward; clip 1.0; AdamW (0.9, 0.95), decay on
   2-D weights only.
 The Python loop runs twice: with glibc malloc, and with LD_PRELOAD of libtcmalloc_minimal.so.4
-(the C++ binaries link tcmalloc, TOOLCHAIN.md), and the report gives both ratios.
+(the C++ binaries link tcmalloc, docs/toolchain.md), and the report gives both ratios.
 
 Needs Debian's python3-torch (the same LibTorch 1.13; measurement only, not a project
 dependency): apt-get install -y python3-torch, and run with /usr/bin/python3.
@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-PRESETS = {  # n_layer, d_model, n_head (d_ffn = round_up(8 d / 3, 256), as harness/config)
+PRESETS = {  # n_layer, d_model, n_head (d_ffn = round_up(8 d / 3, 256), as core/config)
     "tiny": (2, 128, 4),
     "125m": (12, 768, 12),
 }

@@ -1,4 +1,5 @@
-// Where attnbench finds its data (../shared/data layout: <root>/<task>/<files>).
+// Where attnbench finds its data (layout <root>/<task>/<files>: docs/tasks.md, "Data layout and
+// format detection").
 #pragma once
 #include <filesystem>
 #include <string>

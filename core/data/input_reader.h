@@ -1,4 +1,4 @@
-// The documents of one `data prepare` input file, read as a stream (DESIGN.md, data; docs/data.md):
+// The documents of one `data prepare` input file, read as a stream (docs/data.md, "Inputs"):
 //   *.txt                     the whole file is one document
 //   *.jsonl, *.json           one JSON object per line, the text in a named field (blank lines skipped)
 // each optionally compressed: *.gz (zlib; concatenated members allowed) or *.zst (libzstd; several

@@ -1,6 +1,6 @@
-// llm.c token shards (DESIGN.md, data): a header of 256 int32 — [0] magic 20240520, [1] version
-// (1 = uint16 tokens, 2 = uint32 tokens), [2] token count — then the tokens, little-endian. FineWeb-Edu
-// shards made by llm.c's scripts load as they are.
+// llm.c token shards (docs/data.md, "Output"): a header of 256 int32 — [0] magic 20240520,
+// [1] version (1 = uint16 tokens, 2 = uint32 tokens), [2] token count — then the tokens,
+// little-endian. FineWeb-Edu shards made by llm.c's scripts load as they are.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,6 +1,6 @@
-// GPT-2 byte-level BPE, bit-identical to tiktoken's "gpt2" encoding (DESIGN.md, data;
-// docs/tokenizer.md). encode() is tiktoken's encode_ordinary: the text "<|endoftext|>" is encoded
-// as ordinary text, never as the special token; the end-of-text token is added explicitly
+// GPT-2 byte-level BPE, bit-identical to tiktoken's "gpt2" encoding (docs/tokenizer.md). encode()
+// is tiktoken's encode_ordinary: the text "<|endoftext|>" is encoded as ordinary text, never as
+// the special token; the end-of-text token is added explicitly
 // (encode_document, or push kEndOfText). Input that is not valid UTF-8 is encoded byte-exactly
 // (docs/tokenizer.md, "Invalid UTF-8"), so decode(encode(x)) == x for every byte string x.
 #pragma once

@@ -43,7 +43,7 @@ void LayerStatsAccumulator::add(const torch::Tensor& weights) {
                   .sum(torch::IntArrayRef{0, 2});
     fixed_rows_ += B * (T - fixed_position_);
   }
-  // Sparsity: exact zeros among the causal entries (PAPER_NOTES 6: "exactly 0").
+  // Sparsity: exact zeros among the causal entries (docs/paper.md 6: "exactly 0").
   zeros_ += a.eq(0.0).logical_and(tri).sum(torch::IntArrayRef{0, 2, 3}).to(torch::kFloat64);
   causal_entries_ += B * T * (T + 1) / 2;
 

@@ -1,7 +1,7 @@
 // Attention statistics over post-normaliser weight tensors (docs/diagnostics.md has every exact
-// definition and which reading of the paper it implements; PAPER_NOTES 5.3, 6). The functions here
-// know nothing about models: they take weights a [B, H, T, T] of one layer, so tests can hand-build
-// them. Only the causal triangle (j <= i) is read.
+// definition and which reading of the paper it implements; docs/paper.md 5.3, 6). The functions
+// here know nothing about models: they take weights a [B, H, T, T] of one layer, so tests can
+// hand-build them. Only the causal triangle (j <= i) is read.
 #pragma once
 #include <torch/torch.h>
 

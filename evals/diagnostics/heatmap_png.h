@@ -1,4 +1,4 @@
-// Attention heatmaps as PNG (DESIGN.md, Diagnostics): one [T, T] weight matrix of one layer and head,
+// Attention heatmaps as PNG (docs/diagnostics.md): one [T, T] weight matrix of one layer and head,
 // query rows i top to bottom, keys j left to right. Colours: weights > 0 on a light-to-dark blue
 // ramp scaled to the matrix maximum (sqrt scale, so small weights stay visible next to a sink),
 // exact zeros of the causal triangle white (Elastic-Softmax sparsity), future keys (j > i) grey.

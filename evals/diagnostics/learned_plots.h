@@ -1,4 +1,4 @@
-// SVG figures of a model's learned attention parameters (DESIGN.md, Diagnostics): tau per layer (one
+// SVG figures of a model's learned attention parameters (docs/diagnostics.md): tau per layer (one
 // line per head) and the distance-bias profiles b[h, r] vs r (one figure per layer, one line per
 // head). Drawn with results/svg.h.
 #pragma once

@@ -4,7 +4,7 @@
 //   doc_to_choice = [" " + convert_choice(choice1), " " + convert_choice(choice2)]
 //   convert_choice(c) = c[0].lower() + c[1:]
 // The choices already begin with " " and the target delimiter adds another, so each continuation
-// starts with TWO spaces (EVAL_PROTOCOL.md, whitespace gotchas); Doc.choices keep the one space.
+// starts with TWO spaces (docs/tasks.md, "copa"); Doc.choices keep the one space.
 // Official SuperGLUE val.jsonl and the hub export (aps/super_glue copa) share the row layout
 // {"premise","choice1","choice2","question","label","idx"}.
 #include "evals/tasks/py_text.h"

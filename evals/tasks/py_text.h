@@ -1,5 +1,6 @@
 // Python str semantics that lm-eval's templates rely on, reproduced on UTF-8 std::string so that our
-// prompt strings are byte-identical to the ones lm-eval builds (EVAL_PROTOCOL.md section 1).
+// prompt strings are byte-identical to the ones lm-eval builds (docs/tasks.md, "Conventions every
+// task follows").
 #pragma once
 #include <cstdint>
 #include <string>

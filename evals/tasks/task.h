@@ -1,4 +1,4 @@
-// A zero-shot task as lm-evaluation-harness defines it: data plus a prompt (EVAL_PROTOCOL.md).
+// A zero-shot task as lm-evaluation-harness defines it: data plus a prompt (docs/tasks.md).
 // One file per task under evals/tasks registers a TaskSpec; the protocol core (evals/) turns its
 // documents into log-likelihood requests, runs the model and scores them.
 #pragma once

@@ -1,5 +1,5 @@
 // winogrande (lm_eval/tasks/winogrande/default.yaml + preprocess_winogrande.py): winogrande_xl,
-// validation split, 1267 sentences, scored by "partial evaluation" (EVAL_PROTOCOL.md section 1):
+// validation split, 1267 sentences, scored by "partial evaluation" (docs/tasks.md, "winogrande"):
 //   contexts     = [sentence[:idx("_")] + option1, sentence[:idx("_")] + option2]  (doc_to_choice)
 //   continuation = " " + sentence[idx("_") + 1:].strip()  shared by both contexts    (doc_to_target)
 //   gold         = {"1": 0, "2": 1}[answer]                                          (doc_to_text)

@@ -1,7 +1,8 @@
-// Where training metrics go. The trainer logs every metric to a MetricSink (the results store
-// attaches one, DESIGN.md: "every logged metric goes to the results store") and to metrics.jsonl in
-// the run folder. After a resume the steps since the last checkpoint are logged again with the
-// same values (resume is exact); a sink should treat (key, step) as a key and overwrite.
+// Where training metrics go (docs/training.md, "Metrics"). The trainer logs every metric to a
+// MetricSink (the results store attaches one: every logged metric goes to the results store) and to
+// metrics.jsonl in the run folder. After a resume the steps since the last checkpoint are logged
+// again with the same values (resume is exact); a sink should treat (key, step) as a key and
+// overwrite.
 #pragma once
 #include <cstdint>
 #include <cstdio>

@@ -1,5 +1,6 @@
-// Everything a training run checks before any work (DESIGN.md, "what bad input gets"): the config
-// fits together and every shard exists, is a valid llm.c shard and holds only in-vocabulary tokens.
+// Everything a training run checks before any work (docs/ARCHITECTURE.md, "Rules": bad input fails
+// before any work): the config fits together and every shard exists, is a valid llm.c shard and
+// holds only in-vocabulary tokens.
 // Each problem is a UsageError (exit 2) naming the key or the file and what was expected.
 #pragma once
 #include <vector>

@@ -1,7 +1,7 @@
-// Training progress for people (DESIGN.md, training): on a terminal one live line, rewritten every
-// step; otherwise (logs, pipes, CI) a plain line every log_interval steps and at the last step.
-// Both show step, loss, learning rate, tokens/s and the estimated time left. Goes to stderr, so
-// that stdout stays machine-readable.
+// Training progress for people (docs/training.md, "Progress"): on a terminal one live line,
+// rewritten every step; otherwise (logs, pipes, CI) a plain line every log_interval steps and at
+// the last step. Both show step, loss, learning rate, tokens/s and the estimated time left. Goes to
+// stderr, so that stdout stays machine-readable.
 #pragma once
 #include <chrono>
 #include <cstdint>

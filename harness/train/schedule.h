@@ -1,5 +1,5 @@
-// The learning-rate schedule (DESIGN.md, training): linear warmup from lr/warmup to lr over
-// `warmup_steps`, then cosine decay to lr * min_lr_ratio at the last step.
+// The learning-rate schedule (docs/training.md, "What a step does"): linear warmup from lr/warmup
+// to lr over `warmup_steps`, then cosine decay to lr * min_lr_ratio at the last step.
 #pragma once
 #include <cstdint>
 

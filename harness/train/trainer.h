@@ -1,4 +1,4 @@
-// One training run into a run folder (DESIGN.md, training; docs/training.md): AdamW with warmup +
+// One training run into a run folder (docs/training.md): AdamW with warmup +
 // cosine, gradient clipping and accumulation, fp32 on CPU; atomic checkpoints with exact resume;
 // a divergence guard; progress; validation loss; metrics to a sink and to metrics.jsonl.
 #pragma once

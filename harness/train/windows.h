@@ -1,5 +1,5 @@
-// Token windows from llm.c shards (DESIGN.md, data loader). A window is T + 1 consecutive tokens of
-// one shard: inputs are its first T, targets its last T.
+// Token windows from llm.c shards (docs/training.md, "What a step does"). A window is T + 1
+// consecutive tokens of one shard: inputs are its first T, targets its last T.
 //
 // Training windows are drawn uniformly at random over every valid start in every shard, from a
 // counter-based generator: window n of a run with seed s starts at mix(s, n), so the sampler's whole
@@ -18,7 +18,7 @@ namespace attnbench::train {
 class TrainWindows {
  public:
   // `shards` must each hold at least `context_length` + 1 tokens (checked by preflight).
-  // Mask@k (PAPER_NOTES 6): when fixed_token_position >= 0, token fixed_token_position of every
+  // Mask@k (docs/paper.md 6): when fixed_token_position >= 0, token fixed_token_position of every
   // window (an input position, 0-based; also the target of the position before it) is replaced by
   // fixed_token_id.
   TrainWindows(const std::vector<data::ShardReader>* shards, int64_t context_length, uint64_t seed,

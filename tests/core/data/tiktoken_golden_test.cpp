@@ -1,7 +1,7 @@
-// Bit-identity with tiktoken's "gpt2" encoding (issue 3 acceptance). Hidden from the default run
-// (tag [.]): tests/harness/cli/tokenize_tiktoken.sh generates the golden ids with
-// tests/core/data/tiktoken_oracle.py in a throwaway venv, then runs this case with
-// ATTNBENCH_TIKTOKEN_GOLDEN pointing at them.
+// Bit-identity with tiktoken's "gpt2" encoding (the tokenizer's acceptance test, docs/tokenizer.md,
+// "Tests and speed"). Hidden from the default run (tag [.]): tests/harness/cli/tokenize_tiktoken.sh
+// generates the golden ids with tests/core/data/tiktoken_oracle.py in a throwaway venv, then runs
+// this case with ATTNBENCH_TIKTOKEN_GOLDEN pointing at them.
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>

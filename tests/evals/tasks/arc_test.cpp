@@ -1,6 +1,6 @@
 // ARC: expected strings typed from the raw lines of ARC-Easy-Test.jsonl / ARC-Challenge-Test.jsonl
 // and the template of arc/arc_easy.yaml: "Question: {{question}}\nAnswer:", choices choices.text,
-// gold choices.label.index(answerKey) (EVAL_PROTOCOL.md section 1).
+// gold choices.label.index(answerKey) (docs/tasks.md, "arc_easy, arc_challenge").
 #include "tests/evals/tasks/task_test_util.h"
 
 #include "core/common/error.h"

@@ -1,5 +1,5 @@
 // LAMBADA and HellaSwag: expected strings typed from the raw lines of lambada_test.jsonl and
-// hellaswag_val_full.txt, following EVAL_PROTOCOL.md section 1 (lambada's last-space split,
+// hellaswag_val_full.txt, following docs/tasks.md, "The tasks" (lambada's last-space split,
 // HellaSwag's utils.py) and the repairs of the text form described in docs/tasks.md.
 #include "tests/evals/tasks/task_test_util.h"
 

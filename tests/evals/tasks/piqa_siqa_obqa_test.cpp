@@ -1,6 +1,6 @@
 // PIQA, Social IQa and OpenBookQA: expected strings typed from the raw lines of valid.jsonl /
 // valid-labels.lst, dev.jsonl / dev-labels.lst and test.jsonl, following the templates in
-// EVAL_PROTOCOL.md section 1 (piqa.yaml, siqa.yaml, openbookqa.yaml).
+// docs/tasks.md, "The tasks" (piqa.yaml, siqa.yaml, openbookqa.yaml).
 #include "tests/evals/tasks/task_test_util.h"
 
 using namespace attnbench::evals;

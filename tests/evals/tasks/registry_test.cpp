@@ -7,7 +7,8 @@ using namespace attnbench;
 using namespace attnbench::evals;
 
 CATCH_TEST_CASE("every task of the issue is registered, with lm-eval's metrics") {
-  // The full list: a registration dropped by the linker would silently vanish (DESIGN.md).
+  // The full list: a registration dropped by the linker would silently vanish
+  // (docs/ARCHITECTURE.md, "Rules").
   const std::vector<std::string> expected = {
       "arc_challenge", "arc_easy",   "boolq",      "copa", "hellaswag", "lambada_openai",
       "openbookqa",    "piqa",       "sciq",       "social_iqa", "wikitext", "winogrande"};

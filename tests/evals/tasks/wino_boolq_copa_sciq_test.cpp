@@ -1,5 +1,5 @@
 // WinoGrande, BoolQ, COPA and SciQ: expected strings typed from the raw lines of the data files,
-// following EVAL_PROTOCOL.md section 1 (winogrande partial evaluation, boolq's "?\nAnswer:", COPA's
+// following docs/tasks.md, "The tasks" (winogrande partial evaluation, boolq's "?\nAnswer:", COPA's
 // connector and double space, SciQ's support.lstrip() and last-choice gold).
 #include "tests/evals/tasks/task_test_util.h"
 

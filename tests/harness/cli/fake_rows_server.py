@@ -2,7 +2,7 @@
 """A loopback stand-in for the Hugging Face datasets-server rows API, for testing `data fetch`.
 
 Serves GET /rows?dataset=D&config=C&split=S&offset=O&length=L with pages built from the real files
-in the data folder (../shared/data), in the API's shape:
+in the data folder (--data: the tests' $ATTNBENCH_DATA), in the API's shape:
   {"features": [...], "rows": [{"row_idx": i, "row": {...}, "truncated_cells": []}],
    "num_rows_total": N, "num_rows_per_page": 100, "partial": false}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6: interrupting the quickstart and running it again resumes, and the final table equals an
+# The quickstart survives interruption: running it again resumes, and the final table equals an
 # uninterrupted run's. The real scripts/quickstart (shrunken budget, quickstart_fixture.bash) runs
 # three times into one work folder: killed with SIGKILL (process group, as a closed terminal or the
 # OOM killer) once the first checkpoint exists, interrupted with SIGINT (Ctrl-C) once a cell has

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Issue 6: every command the README shows works. The commands are read from README.md itself (each
-# line of its ```sh blocks, and every `attnbench ...`, `scripts/...` and `sqlite3 ...` span of its
-# text and tables), so a command added to the README is run here too, in the README's order, from a
-# folder laid out like the repository root (sweeps/ copied, runs/ filled by the quickstart).
+# The README shows only commands that work: every one is run here. The commands are read from
+# README.md itself (each line of its ```sh blocks, and every `attnbench ...`, `scripts/...` and
+# `sqlite3 ...` span of its text and tables), so a command added to the README is run here too, in
+# the README's order, from a folder laid out like the repository root (sweeps/ copied, runs/ filled
+# by the quickstart).
 # Only the budget shrinks: the quickstart through its ATTNBENCH_QUICKSTART_* variables, and every
 # `train`/`sweep` by appended --set options (4 steps of 2 x 64 tokens, 2 items per task).
 # Not run here: `scripts/test` (CI's own command, which runs this test) and `attnbench data fetch`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash safety (DESIGN.md, "a crash or kill at any point ... never corrupts the store"): a sweep of
+# Crash safety (docs/ARCHITECTURE.md, "Rules": a crash or kill never corrupts the store): a sweep of
 # six tiny cells is killed with SIGKILL at random moments, sometimes with --jobs 2 (its children
 # die with it), then re-run until done. The store must then hold exactly one finished run per cell,
 # no duplicated or missing metric/eval rows, an intact database, and exactly the training curves

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bit-identity of our GPT-2 tokenizer with tiktoken's "gpt2" encoding (issue 3 acceptance).
+# Bit-identity of our GPT-2 tokenizer with tiktoken's "gpt2" encoding (docs/tokenizer.md).
 # tiktoken is a test tool, not a dependency: it is pip-installed into a throwaway venv in the build
 # folder (reused on later runs), tests/core/data/tiktoken_oracle.py writes golden ids for every corpus
 # into the build folder, and test_core_data's hidden case "[.tiktoken]" compares ours with them.

@@ -1,6 +1,6 @@
-// Sweep expansion (DESIGN.md, Sweeps): grid/zip/include/exclude/seeds, run ids, and the errors a
+// Sweep expansion (docs/sweeps.md): grid/zip/include/exclude/seeds, run ids, and the errors a
 // user gets before any work starts.
-#include <torch/torch.h>  // before catch.hpp (TOOLCHAIN.md: glog's CHECK)
+#include <torch/torch.h>  // before catch.hpp (docs/toolchain.md: glog's CHECK)
 
 #include <catch2/catch.hpp>
 

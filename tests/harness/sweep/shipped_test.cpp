@@ -1,6 +1,6 @@
 // The sweeps and presets shipped in sweeps/ expand without error, and the paper's ablation has the
 // cells its design calls for.
-#include <torch/torch.h>  // before catch.hpp (TOOLCHAIN.md: glog's CHECK)
+#include <torch/torch.h>  // before catch.hpp (docs/toolchain.md: glog's CHECK)
 
 #include <catch2/catch.hpp>
 
