@@ -1,12 +1,12 @@
 #include "evals/evaluator.h"
 
 #include <chrono>
-#include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include "core/data/tokenizer.h"
 #include "evals/progress.h"
-#include "evals/rolling_windows.h"
+#include "evals/scorer.h"
 
 namespace attnbench::evals {
 
@@ -26,13 +26,17 @@ std::vector<RequestRecord> request_records(const std::string& task, OutputType t
                                            const std::vector<Doc>& docs) {
   std::vector<RequestRecord> out;
   for (const Doc& doc : docs) {
-    if (type == OutputType::LoglikelihoodRolling) {
-      out.push_back({task, doc.index, 0, "", doc.text});
-      continue;
-    }
-    for (size_t j = 0; j < doc.requests.size(); ++j) {
-      out.push_back({task, doc.index, static_cast<int64_t>(j), doc.requests[j].context,
-                     doc.requests[j].continuation});
+    switch (type) {
+      case OutputType::MultipleChoice:
+      case OutputType::Loglikelihood:
+        for (size_t j = 0; j < doc.requests.size(); ++j) {
+          out.push_back({task, doc.index, static_cast<int64_t>(j), doc.requests[j].context,
+                         doc.requests[j].continuation});
+        }
+        break;
+      case OutputType::LoglikelihoodRolling:
+        out.push_back({task, doc.index, 0, "", doc.text});
+        break;
     }
   }
   return out;
@@ -44,6 +48,12 @@ namespace {
 struct Origin {
   size_t doc;
   size_t request;  // choice index or window index
+};
+
+// The token requests of a task, in document order, each with its origin.
+struct TaskRequests {
+  std::vector<TokenRequest> tokens;
+  std::vector<Origin> origin;
 };
 
 // encode() of the contexts repeats for every choice of a document: remember the last one.
@@ -61,9 +71,98 @@ TextEncoder memoize_last(const TextEncoder& encode) {
   };
 }
 
-std::optional<double> stderr_or_none(double v) {
-  if (std::isnan(v)) return std::nullopt;
-  return v;
+// multiple_choice and loglikelihood: each (context, continuation) of Doc::requests split into
+// tokens as TemplateLM._encode_pair does (encode_pair.h).
+void add_pair_requests(const std::string& task, const Doc& doc, size_t d, const TextEncoder& encode,
+                       BosPolicy bos, TaskRequests& out) {
+  if (doc.requests.empty()) throw document_error(task, doc, "has no requests");
+  for (size_t j = 0; j < doc.requests.size(); ++j) {
+    TokenPair pair = encode_pair(doc.requests[j].context, doc.requests[j].continuation, encode, bos);
+    out.tokens.push_back({std::move(pair.context), std::move(pair.continuation)});
+    out.origin.push_back({d, j});
+  }
+}
+
+// loglikelihood_rolling: the windows of Doc::text (scorer_rolling.cpp).
+void add_rolling_requests(const Doc& doc, size_t d, const TextEncoder& encode, int64_t max_length,
+                          TaskRequests& out) {
+  std::vector<TokenRequest> windows = rolling_requests(doc.text, encode, max_length);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    out.tokens.push_back(std::move(windows[w]));
+    out.origin.push_back({d, w});
+  }
+}
+
+TaskRequests build_requests(const std::string& task, OutputType type, const std::vector<Doc>& docs,
+                            const TextEncoder& encode, BosPolicy bos, int64_t max_length) {
+  TaskRequests out;
+  TextEncoder cached = memoize_last(encode);
+  for (size_t d = 0; d < docs.size(); ++d) {
+    switch (type) {
+      case OutputType::MultipleChoice:
+      case OutputType::Loglikelihood:
+        add_pair_requests(task, docs[d], d, cached, bos, out);
+        break;
+      case OutputType::LoglikelihoodRolling:
+        add_rolling_requests(docs[d], d, encode, max_length, out);
+        break;
+    }
+  }
+  return out;
+}
+
+// The indices of each document's requests, in request order.
+std::vector<std::vector<size_t>> requests_of_docs(const std::vector<Origin>& origin, size_t n_docs) {
+  std::vector<std::vector<size_t>> of_doc(n_docs);
+  for (size_t r = 0; r < origin.size(); ++r) of_doc[origin[r].doc].push_back(r);
+  return of_doc;
+}
+
+std::vector<std::vector<Loglikelihood>> group_by_doc(const std::vector<Loglikelihood>& lls,
+                                                     const std::vector<std::vector<size_t>>& of_doc) {
+  std::vector<std::vector<Loglikelihood>> out(of_doc.size());
+  for (size_t d = 0; d < of_doc.size(); ++d) {
+    for (size_t r : of_doc[d]) out[d].push_back(lls[r]);
+  }
+  return out;
+}
+
+// The scorer of the output type (scorer.h).
+std::vector<MetricValue> score_task(OutputType type, const ScoringInput& in) {
+  switch (type) {
+    case OutputType::MultipleChoice: return score_multiple_choice_task(in);
+    case OutputType::Loglikelihood: return score_loglikelihood_task(in);
+    case OutputType::LoglikelihoodRolling: return score_rolling_task(in);
+  }
+  throw std::logic_error("output type " + std::to_string(static_cast<int>(type)) + " has no scorer");
+}
+
+// lm-eval logs a multiple-choice request as gold when it is the gold choice; a target and the
+// windows of a document are all the document's answer.
+bool is_gold_request(OutputType type, const Doc& doc, size_t request) {
+  switch (type) {
+    case OutputType::MultipleChoice: return static_cast<int>(request) == doc.gold;
+    case OutputType::Loglikelihood:
+    case OutputType::LoglikelihoodRolling: return true;
+  }
+  return true;
+}
+
+// --log-samples: every scored request, in document order.
+std::vector<SampleResult> sample_results(OutputType type, const std::vector<Doc>& docs,
+                                         const TaskRequests& requests,
+                                         const std::vector<Loglikelihood>& lls,
+                                         const std::vector<std::vector<size_t>>& of_doc) {
+  std::vector<SampleResult> out;
+  for (size_t d = 0; d < docs.size(); ++d) {
+    for (size_t r : of_doc[d]) {
+      const size_t request = requests.origin[r].request;
+      out.push_back({docs[d].index, static_cast<int64_t>(request), lls[r].logprob,
+                     lls[r].is_greedy, is_gold_request(type, docs[d], request),
+                     static_cast<int64_t>(requests.tokens[r].continuation.size())});
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -77,138 +176,20 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
   report.n = static_cast<int64_t>(docs.size());
   if (docs.empty()) throw std::runtime_error("task " + task + " has no documents to score");
 
-  // 1. Requests -> tokens.
-  std::vector<TokenRequest> requests;
-  std::vector<Origin> origin;
-  TextEncoder cached = memoize_last(encode);
-  for (size_t d = 0; d < docs.size(); ++d) {
-    const Doc& doc = docs[d];
-    if (type == OutputType::LoglikelihoodRolling) {
-      // HFLM.loglikelihood_rolling: windows over encode(text), prefix = end-of-text, context_len 1.
-      std::vector<int64_t> tokens = encode(doc.text);
-      auto windows = rolling_token_windows(tokens, kEndOfText, model.max_length(), 1);
-      for (size_t w = 0; w < windows.size(); ++w) {
-        TokenWindow disjoint = make_disjoint_window(windows[w]);
-        requests.push_back({std::move(disjoint.input), std::move(disjoint.predicted)});
-        origin.push_back({d, w});
-      }
-      continue;
-    }
-    if (doc.requests.empty()) {
-      throw std::runtime_error("task " + task + ": document " + std::to_string(doc.index) +
-                               " has no requests");
-    }
-    for (size_t j = 0; j < doc.requests.size(); ++j) {
-      TokenPair pair = encode_pair(doc.requests[j].context, doc.requests[j].continuation, cached,
-                                   options.bos);
-      requests.push_back({std::move(pair.context), std::move(pair.continuation)});
-      origin.push_back({d, j});
-    }
-  }
-  report.requests = static_cast<int64_t>(requests.size());
+  const TaskRequests requests =
+      build_requests(task, type, docs, encode, options.bos, model.max_length());
+  report.requests = static_cast<int64_t>(requests.tokens.size());
 
-  // 2. The model.
   ProgressBar bar(options.progress, is_terminal(options.progress));
   bar.start(task, report.requests, report.n);
   std::vector<Loglikelihood> lls =
-      compute_loglikelihoods(model, requests, options.batch_size, &bar, &report.forward);
+      compute_loglikelihoods(model, requests.tokens, options.batch_size, &bar, &report.forward);
   bar.finish();
 
-  // 3. Per-document results, in document order.
-  std::vector<std::vector<size_t>> of_doc(docs.size());
-  for (size_t r = 0; r < origin.size(); ++r) of_doc[origin[r].doc].push_back(r);
-
-  std::vector<double> acc, acc_norm, greedy, logprob;
-  std::vector<WeightedLoglikelihood> per_word, per_byte;
-  for (size_t d = 0; d < docs.size(); ++d) {
-    const Doc& doc = docs[d];
-    switch (type) {
-      case OutputType::MultipleChoice: {
-        std::vector<double> choice_lls;
-        for (size_t r : of_doc[d]) choice_lls.push_back(lls[r].logprob);
-        // acc_norm needs the choice strings; tasks reporting only acc (winogrande) may omit them.
-        std::vector<std::string> choices = doc.choices;
-        if (choices.size() != choice_lls.size()) {
-          if (!doc.choices.empty()) {
-            throw std::runtime_error("task " + task + ": document " + std::to_string(doc.index) +
-                                     " has " + std::to_string(doc.choices.size()) +
-                                     " choices but " + std::to_string(choice_lls.size()) +
-                                     " requests");
-          }
-          choices.assign(choice_lls.size(), "x");
-        }
-        if (doc.gold < 0 || static_cast<size_t>(doc.gold) >= choice_lls.size()) {
-          throw std::runtime_error("task " + task + ": document " + std::to_string(doc.index) +
-                                   " has gold " + std::to_string(doc.gold) + " outside its " +
-                                   std::to_string(choice_lls.size()) + " choices");
-        }
-        MultipleChoiceOutcome o = score_multiple_choice(choice_lls, choices, doc.gold);
-        acc.push_back(o.acc);
-        acc_norm.push_back(doc.choices.empty() ? std::nan("") : o.acc_norm);
-        break;
-      }
-      case OutputType::Loglikelihood: {
-        const Loglikelihood& ll = lls[of_doc[d].at(0)];
-        greedy.push_back(ll.is_greedy ? 1.0 : 0.0);
-        logprob.push_back(ll.logprob);
-        break;
-      }
-      case OutputType::LoglikelihoodRolling: {
-        // Words and bytes of the original page (Doc::word_count, byte_count), as lm-eval counts.
-        if (doc.word_count <= 0 || doc.byte_count <= 0) {
-          throw std::runtime_error("task " + task + ": document " + std::to_string(doc.index) +
-                                   " lacks its word and byte counts");
-        }
-        double sum = 0;
-        for (size_t r : of_doc[d]) sum += lls[r].logprob;
-        per_word.push_back({sum, static_cast<double>(doc.word_count)});
-        per_byte.push_back({sum, static_cast<double>(doc.byte_count)});
-        break;
-      }
-    }
-    if (options.log_samples) {
-      for (size_t r : of_doc[d]) {
-        const bool gold = type != OutputType::MultipleChoice ||
-                          static_cast<int>(origin[r].request) == doc.gold;
-        report.samples.push_back({doc.index, static_cast<int64_t>(origin[r].request),
-                                  lls[r].logprob, lls[r].is_greedy, gold,
-                                  static_cast<int64_t>(requests[r].continuation.size())});
-      }
-    }
-  }
-
-  // 4. Aggregation, as lm-eval's evaluator does it for each metric.
-  for (const std::string& name : metrics) {
-    MetricValue m;
-    m.name = name;
-    if (type == OutputType::MultipleChoice && (name == "acc" || name == "acc_norm")) {
-      const auto& items = name == "acc" ? acc : acc_norm;
-      if (name == "acc_norm" && std::isnan(items.front())) {
-        throw std::runtime_error("task " + task + " reports acc_norm but its documents carry no "
-                                 "choice strings");
-      }
-      m.value = mean(items);
-      m.std_error = stderr_or_none(mean_stderr(items));
-    } else if (type == OutputType::Loglikelihood && name == "acc") {
-      m.value = mean(greedy);
-      m.std_error = stderr_or_none(mean_stderr(greedy));
-    } else if (type == OutputType::Loglikelihood && name == "perplexity") {
-      m.value = perplexity(logprob);
-      m.std_error = stderr_or_none(bootstrap_stderr(
-          [](const std::vector<double>& xs) { return perplexity(xs); }, logprob,
-          options.bootstrap_iters));
-    } else if (type == OutputType::LoglikelihoodRolling && name == "word_perplexity") {
-      m.value = weighted_perplexity(per_word);  // no stderr: lm-eval has none for weighted ones
-    } else if (type == OutputType::LoglikelihoodRolling && name == "byte_perplexity") {
-      m.value = weighted_perplexity(per_byte);
-    } else if (type == OutputType::LoglikelihoodRolling && name == "bits_per_byte") {
-      m.value = bits_per_byte(per_byte);
-    } else {
-      throw std::logic_error("task " + task + ": metric '" + name +
-                             "' is not defined for its output type");
-    }
-    report.metrics.push_back(m);
-  }
+  const std::vector<std::vector<size_t>> of_doc = requests_of_docs(requests.origin, docs.size());
+  const std::vector<std::vector<Loglikelihood>> doc_lls = group_by_doc(lls, of_doc);
+  report.metrics = score_task(type, {task, docs, doc_lls, metrics, options.bootstrap_iters});
+  if (options.log_samples) report.samples = sample_results(type, docs, requests, lls, of_doc);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;
 }

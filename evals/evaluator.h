@@ -1,5 +1,5 @@
 // The evaluation driver: tasks -> lm-eval requests -> log-likelihoods -> metrics, for `attnbench
-// eval` and the sweep runner. Protocol: EVAL_PROTOCOL.md sections 2-3; docs/evaluation.md.
+// eval` and the sweep runner. Protocol: docs/evaluation.md.
 #pragma once
 #include <cstdint>
 #include <cstdio>

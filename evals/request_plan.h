@@ -1,6 +1,7 @@
-// How lm-eval's HFLM._loglikelihood_tokens schedules token requests (EVAL_PROTOCOL.md 3):
-// left truncation to the model's window, grouping by shared input (the Collator's
-// group_by="contexts": key ctx + cont[:-1]), longest-first sorting and fixed-size batches.
+// How lm-eval's HFLM._loglikelihood_tokens schedules token requests (docs/evaluation.md, "The
+// protocol as implemented"): left truncation to the model's window, grouping by shared input (the
+// Collator's group_by="contexts": key ctx + cont[:-1]), longest-first sorting and fixed-size
+// batches.
 // Pure bookkeeping, no torch: the model side is in loglikelihood.h.
 #pragma once
 #include <cstddef>

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -159,6 +161,227 @@ std::string status_note(const std::map<std::string, int>& unfinished) {
   return join(parts) + ": not included";
 }
 
+// The stored values of the selected runs: evals (task, metric) and the model-level attention
+// statistics (task "attention"), keyed by (run, task, metric).
+struct StoredValues {
+  std::map<std::tuple<std::string, std::string, std::string>, EvalValue> values;
+  std::vector<std::string> task_order;  // tasks in the order they were first recorded
+  std::map<std::string, std::set<std::string>> task_metrics;
+  std::set<std::string> diagnostics_present;
+};
+
+// Model-level attention statistics (layer = head = -1, evals/diagnostics) shown as diagnostic
+// columns: the first table a user sees shows how each variant allocates attention (sink, sparsity).
+constexpr const char* kDiagnostics[] = {"sink_mass", "sparsity"};
+
+// Every --where and --rows key must be a param of the sweep.
+void check_request(Db& db, const TableRequest& req) {
+  require_sweep(db, req.sweep);
+  std::vector<std::string> keys = sweep_param_keys(db, req.sweep);
+  for (const auto& w : req.where) require_key(w.first, keys, "--where", req.sweep);
+  for (const auto& r : req.rows) require_key(r, keys, "--rows", req.sweep);
+}
+
+std::string metric_choice_name(MetricChoice choice) {
+  return choice == MetricChoice::Auto  ? "auto"
+         : choice == MetricChoice::Acc ? "acc"
+                                       : "acc_norm";
+}
+
+StoredValues load_values(Db& db, const std::string& sweep, const std::vector<SweepRun>& runs) {
+  std::set<std::string> selected;
+  for (const SweepRun& r : runs) selected.insert(r.id);
+  StoredValues out;
+  {
+    Stmt s = db.prepare("SELECT e.run, e.task, e.metric, e.value, e.stderr FROM evals e "
+                        "JOIN sweep_runs sr ON sr.run = e.run WHERE sr.sweep = ? ORDER BY e.rowid");
+    s.bind(1, sweep);
+    while (s.step()) {
+      if (!selected.count(s.text(0))) continue;
+      std::string task = s.text(1), metric = s.text(2);
+      if (!out.task_metrics.count(task)) out.task_order.push_back(task);
+      out.task_metrics[task].insert(metric);
+      out.values[{s.text(0), task, metric}] = {s.optional_real(3), s.optional_real(4)};
+    }
+  }
+  Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
+                      "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
+                      "a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity')");
+  s.bind(1, sweep);
+  while (s.step()) {
+    if (!selected.count(s.text(0))) continue;
+    out.diagnostics_present.insert(s.text(1));
+    out.values[{s.text(0), "attention", s.text(1)}] = {s.optional_real(2), std::nullopt};
+  }
+  return out;
+}
+
+// --tasks, or every evaluated task in recorded order; each must have evals.
+std::vector<std::string> table_tasks(const TableRequest& req, const StoredValues& stored) {
+  std::vector<std::string> tasks = req.tasks.empty() ? stored.task_order : req.tasks;
+  for (const std::string& t : tasks) {
+    if (!stored.task_metrics.count(t)) {
+      throw UsageError("--tasks: no evals of task '" + t + "' in sweep '" + req.sweep + "'" +
+                       did_you_mean(t, stored.task_order) +
+                       (stored.task_order.empty() ? "; nothing is evaluated yet"
+                                                  : "; evaluated: " + join(stored.task_order)));
+    }
+  }
+  return tasks;
+}
+
+// Columns: per task perplexity first (lower is better), then the accuracy lm-eval papers print;
+// then the diagnostic columns. Facts the renderers must print go to table.notes.
+void add_columns(ResultTable& table, const std::vector<std::string>& tasks, MetricChoice choice,
+                 const StoredValues& stored) {
+  for (const std::string& t : tasks) {
+    const auto& m = stored.task_metrics.at(t);
+    size_t before = table.columns.size();
+    if (m.count("word_perplexity")) {
+      table.columns.push_back({t, "word_perplexity", true, false});
+    } else if (m.count("perplexity")) {
+      table.columns.push_back({t, "perplexity", true, false});
+    }
+    bool has_acc = m.count("acc") || m.count("acc_norm");
+    if (has_acc) {
+      std::string metric = choice == MetricChoice::Acc       ? "acc"
+                           : choice == MetricChoice::AccNorm ? "acc_norm"
+                           : m.count("acc_norm")             ? "acc_norm"
+                                                             : "acc";
+      table.columns.push_back({t, metric, false, true});
+      if (!m.count(metric)) {
+        table.notes.push_back(fmt::format("{} reports no {}: shown as missing", t, metric));
+      }
+    }
+    if (table.columns.size() == before) {
+      table.notes.push_back(fmt::format("{}: no accuracy or perplexity metric (has {})", t,
+                                        join(std::vector<std::string>(m.begin(), m.end()))));
+    }
+  }
+  for (const char* d : kDiagnostics) {
+    if (stored.diagnostics_present.count(d)) table.columns.push_back({"attention", d, false, false, true});
+  }
+  for (const Column& c : table.columns) table.has_avg = table.has_avg || c.in_average;
+}
+
+// The runs of each row: finished ones (which the row's cells average) and counts of the others.
+struct RowRuns {
+  std::vector<const SweepRun*> finished;
+  std::map<std::string, int> unfinished;  // status -> runs
+};
+
+// Rows: runs grouped by the row keys, in the order their first run was created.
+std::vector<RowRuns> add_rows(ResultTable& table, const std::vector<SweepRun>& runs) {
+  std::map<std::vector<std::string>, size_t> row_of;
+  std::vector<RowRuns> out;
+  for (const SweepRun& r : runs) {
+    std::vector<std::string> k;
+    for (const auto& key : table.row_keys) k.push_back(param_of(r, key));
+    auto [it, added] = row_of.emplace(k, table.rows.size());
+    if (added) {
+      table.rows.push_back(Row{k, 0, {}, {}, std::nullopt, ""});
+      out.emplace_back();
+    }
+    if (r.status == RunStatus::Finished) {
+      out[it->second].finished.push_back(&r);
+    } else {
+      ++out[it->second].unfinished[to_string(r.status)];
+    }
+  }
+  return out;
+}
+
+// One cell: the mean and spread over the row's finished runs of the column's value. Adds each
+// run's accuracy to run_sum / run_count, from which the row's per-run averages are made.
+Cell column_cell(const Column& col, const std::vector<const SweepRun*>& finished,
+                 const StoredValues& stored, std::vector<double>& run_sum,
+                 std::vector<int>& run_count) {
+  Cell cell;
+  std::vector<double> values;
+  double se_sq = 0;
+  bool all_se = true;
+  for (size_t k = 0; k < finished.size(); ++k) {
+    auto it = stored.values.find({finished[k]->id, col.task, col.metric});
+    if (it == stored.values.end() || !it->second.value) continue;
+    values.push_back(*it->second.value);
+    if (it->second.std_error) {
+      se_sq += *it->second.std_error * *it->second.std_error;
+    } else {
+      all_se = false;
+    }
+    if (col.in_average) {
+      run_sum[k] += *it->second.value;
+      ++run_count[k];
+    }
+  }
+  cell.n = static_cast<int>(values.size());
+  if (cell.n > 0) {
+    cell.mean = mean_of(values);
+    cell.std = sample_std(values);
+    if (all_se) cell.std_error = std::sqrt(se_sq) / cell.n;
+  }
+  return cell;
+}
+
+// A row's cells and its Avg over the accuracy columns.
+void fill_row(Row& row, const RowRuns& runs, const std::vector<Column>& columns,
+              const StoredValues& stored, int accuracy_columns) {
+  row.n = static_cast<int>(runs.finished.size());
+  for (const SweepRun* r : runs.finished) row.runs.push_back(r->id);
+  row.note = status_note(runs.unfinished);
+  // Per run: the sum of its accuracy columns, to give each run's own average when it has all.
+  std::vector<double> run_sum(runs.finished.size(), 0.0);
+  std::vector<int> run_count(runs.finished.size(), 0);
+  AvgCell avg;
+  avg.tasks_total = accuracy_columns;
+  double sum_of_means = 0;
+  for (const Column& col : columns) {
+    Cell cell = column_cell(col, runs.finished, stored, run_sum, run_count);
+    if (cell.n > 0 && col.in_average) {
+      ++avg.tasks_present;
+      sum_of_means += cell.mean;
+    }
+    row.cells.push_back(cell);
+  }
+  if (avg.tasks_present > 0) {
+    avg.mean = sum_of_means / avg.tasks_present;
+    std::vector<double> run_avgs;
+    for (size_t k = 0; k < run_sum.size(); ++k) {
+      if (run_count[k] == accuracy_columns) run_avgs.push_back(run_sum[k] / accuracy_columns);
+    }
+    // The spread of the average over seeds is only meaningful when every run has every task.
+    if (avg.complete() && run_avgs.size() == runs.finished.size()) avg.std = sample_std(run_avgs);
+    row.avg = avg;
+  }
+}
+
+// The best row of column c, and the rows whose gap to it is inside the combined stderr.
+void mark_best(std::vector<Row>& rows, size_t c, const Column& col) {
+  std::optional<double> best;
+  for (const Row& row : rows) {
+    const Cell& cell = row.cells[c];
+    if (cell.n == 0) continue;
+    if (!best || (col.lower_is_better ? cell.mean < *best : cell.mean > *best)) best = cell.mean;
+  }
+  if (!best) return;
+  std::vector<Cell*> best_cells;
+  for (Row& row : rows) {
+    if (row.cells[c].n > 0 && row.cells[c].mean == *best) {
+      row.cells[c].best = true;
+      best_cells.push_back(&row.cells[c]);
+    }
+  }
+  for (Row& row : rows) {
+    Cell& cell = row.cells[c];
+    if (cell.n == 0 || cell.best || !cell.std_error) continue;
+    for (const Cell* b : best_cells) {
+      if (!b->std_error) continue;
+      double combined = std::sqrt(*b->std_error * *b->std_error + *cell.std_error * *cell.std_error);
+      if (std::abs(cell.mean - b->mean) <= combined) cell.within_std_error = true;
+    }
+  }
+}
+
 }  // namespace
 
 MetricChoice parse_metric_choice(const std::string& s) {
@@ -170,11 +393,7 @@ MetricChoice parse_metric_choice(const std::string& s) {
 }
 
 ResultTable build_table(Db& db, const TableRequest& req) {
-  require_sweep(db, req.sweep);
-  std::vector<std::string> keys = sweep_param_keys(db, req.sweep);
-  for (const auto& w : req.where) require_key(w.first, keys, "--where", req.sweep);
-  for (const auto& r : req.rows) require_key(r, keys, "--rows", req.sweep);
-
+  check_request(db, req);
   std::vector<SweepRun> runs = select_runs(db, req);
   if (runs.empty()) {
     throw UsageError("sweep '" + req.sweep + "' has no runs" +
@@ -182,190 +401,21 @@ ResultTable build_table(Db& db, const TableRequest& req) {
   }
   ResultTable table;
   table.sweep = req.sweep;
-  table.metric_choice = req.metric == MetricChoice::Auto  ? "auto"
-                        : req.metric == MetricChoice::Acc ? "acc"
-                                                          : "acc_norm";
+  table.metric_choice = metric_choice_name(req.metric);
   table.row_keys = req.rows.empty() ? default_rows(runs) : req.rows;
 
-  // Evals of the selected runs; tasks in the order they were first recorded (the sweep's order).
-  std::set<std::string> selected;
-  for (const SweepRun& r : runs) selected.insert(r.id);
-  std::map<std::tuple<std::string, std::string, std::string>, EvalValue> evals;
-  std::vector<std::string> task_order;
-  std::map<std::string, std::set<std::string>> task_metrics;
-  {
-    Stmt s = db.prepare("SELECT e.run, e.task, e.metric, e.value, e.stderr FROM evals e "
-                        "JOIN sweep_runs sr ON sr.run = e.run WHERE sr.sweep = ? ORDER BY e.rowid");
-    s.bind(1, req.sweep);
-    while (s.step()) {
-      if (!selected.count(s.text(0))) continue;
-      std::string task = s.text(1), metric = s.text(2);
-      if (!task_metrics.count(task)) task_order.push_back(task);
-      task_metrics[task].insert(metric);
-      evals[{s.text(0), task, metric}] = {s.optional_real(3), s.optional_real(4)};
-    }
-  }
-  // Model-level attention statistics (layer = head = -1, evals/diagnostics) as diagnostic columns:
-  // the first table a user sees shows how each variant allocates attention (sink, sparsity).
-  const std::vector<std::string> kDiagnostics = {"sink_mass", "sparsity"};
-  std::set<std::string> diagnostics_present;
-  {
-    Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
-                        "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
-                        "a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity')");
-    s.bind(1, req.sweep);
-    while (s.step()) {
-      if (!selected.count(s.text(0))) continue;
-      diagnostics_present.insert(s.text(1));
-      evals[{s.text(0), "attention", s.text(1)}] = {s.optional_real(2), std::nullopt};
-    }
-  }
-  std::vector<std::string> tasks = req.tasks.empty() ? task_order : req.tasks;
-  for (const std::string& t : tasks) {
-    if (!task_metrics.count(t)) {
-      throw UsageError("--tasks: no evals of task '" + t + "' in sweep '" + req.sweep + "'" +
-                       did_you_mean(t, task_order) +
-                       (task_order.empty() ? "; nothing is evaluated yet"
-                                           : "; evaluated: " + join(task_order)));
-    }
-  }
-
-  // Columns: perplexity first (lower is better), then the accuracy lm-eval papers print.
-  std::vector<std::string> table_notes;
-  for (const std::string& t : tasks) {
-    const auto& m = task_metrics[t];
-    size_t before = table.columns.size();
-    if (m.count("word_perplexity")) {
-      table.columns.push_back({t, "word_perplexity", true, false});
-    } else if (m.count("perplexity")) {
-      table.columns.push_back({t, "perplexity", true, false});
-    }
-    bool has_acc = m.count("acc") || m.count("acc_norm");
-    if (has_acc) {
-      std::string metric = req.metric == MetricChoice::Acc       ? "acc"
-                           : req.metric == MetricChoice::AccNorm ? "acc_norm"
-                           : m.count("acc_norm")                 ? "acc_norm"
-                                                                 : "acc";
-      table.columns.push_back({t, metric, false, true});
-      if (!m.count(metric)) {
-        table_notes.push_back(fmt::format("{} reports no {}: shown as missing", t, metric));
-      }
-    }
-    if (table.columns.size() == before) {
-      table_notes.push_back(fmt::format("{}: no accuracy or perplexity metric (has {})", t,
-                                        join(std::vector<std::string>(m.begin(), m.end()))));
-    }
-  }
-  for (const std::string& d : kDiagnostics) {
-    if (diagnostics_present.count(d)) table.columns.push_back({"attention", d, false, false, true});
-  }
-  for (const Column& c : table.columns) table.has_avg = table.has_avg || c.in_average;
+  const StoredValues stored = load_values(db, req.sweep, runs);
+  add_columns(table, table_tasks(req, stored), req.metric, stored);
   int accuracy_columns = 0;
   for (const Column& c : table.columns) accuracy_columns += c.in_average;
 
-  // Rows: runs grouped by the row keys, in the order their first run was created.
-  std::map<std::vector<std::string>, size_t> row_of;
-  std::vector<std::map<std::string, int>> unfinished;
-  std::vector<std::vector<const SweepRun*>> finished;
-  for (const SweepRun& r : runs) {
-    std::vector<std::string> k;
-    for (const auto& key : table.row_keys) k.push_back(param_of(r, key));
-    auto [it, added] = row_of.emplace(k, table.rows.size());
-    if (added) {
-      table.rows.push_back(Row{k, 0, {}, {}, std::nullopt, ""});
-      unfinished.emplace_back();
-      finished.emplace_back();
-    }
-    if (r.status == RunStatus::Finished) {
-      finished[it->second].push_back(&r);
-    } else {
-      ++unfinished[it->second][to_string(r.status)];
-    }
-  }
-
+  const std::vector<RowRuns> row_runs = add_rows(table, runs);
   for (size_t ri = 0; ri < table.rows.size(); ++ri) {
-    Row& row = table.rows[ri];
-    row.n = static_cast<int>(finished[ri].size());
-    for (const SweepRun* r : finished[ri]) row.runs.push_back(r->id);
-    row.note = status_note(unfinished[ri]);
-    // Per run: the sum of its accuracy columns, to give each run's own average when it has all.
-    std::vector<double> run_sum(finished[ri].size(), 0.0);
-    std::vector<int> run_count(finished[ri].size(), 0);
-    AvgCell avg;
-    avg.tasks_total = accuracy_columns;
-    double sum_of_means = 0;
-    for (const Column& col : table.columns) {
-      Cell cell;
-      std::vector<double> values;
-      double se_sq = 0;
-      bool all_se = true;
-      for (size_t k = 0; k < finished[ri].size(); ++k) {
-        auto it = evals.find({finished[ri][k]->id, col.task, col.metric});
-        if (it == evals.end() || !it->second.value) continue;
-        values.push_back(*it->second.value);
-        if (it->second.std_error) {
-          se_sq += *it->second.std_error * *it->second.std_error;
-        } else {
-          all_se = false;
-        }
-        if (col.in_average) {
-          run_sum[k] += *it->second.value;
-          ++run_count[k];
-        }
-      }
-      cell.n = static_cast<int>(values.size());
-      if (cell.n > 0) {
-        cell.mean = mean_of(values);
-        cell.std = sample_std(values);
-        if (all_se) cell.std_error = std::sqrt(se_sq) / cell.n;
-        if (col.in_average) {
-          ++avg.tasks_present;
-          sum_of_means += cell.mean;
-        }
-      }
-      row.cells.push_back(cell);
-    }
-    if (avg.tasks_present > 0) {
-      avg.mean = sum_of_means / avg.tasks_present;
-      std::vector<double> run_avgs;
-      for (size_t k = 0; k < run_sum.size(); ++k) {
-        if (run_count[k] == accuracy_columns) run_avgs.push_back(run_sum[k] / accuracy_columns);
-      }
-      // The spread of the average over seeds is only meaningful when every run has every task.
-      if (avg.complete() && run_avgs.size() == finished[ri].size()) avg.std = sample_std(run_avgs);
-      row.avg = avg;
-    }
+    fill_row(table.rows[ri], row_runs[ri], table.columns, stored, accuracy_columns);
   }
-
-  // The best row per column, and the rows whose gap to it is inside the combined stderr.
   for (size_t c = 0; c < table.columns.size(); ++c) {
-    const Column& col = table.columns[c];
-    if (col.diagnostic) continue;
-    std::optional<double> best;
-    for (const Row& row : table.rows) {
-      const Cell& cell = row.cells[c];
-      if (cell.n == 0) continue;
-      if (!best || (col.lower_is_better ? cell.mean < *best : cell.mean > *best)) best = cell.mean;
-    }
-    if (!best) continue;
-    std::vector<Cell*> best_cells;
-    for (Row& row : table.rows) {
-      if (row.cells[c].n > 0 && row.cells[c].mean == *best) {
-        row.cells[c].best = true;
-        best_cells.push_back(&row.cells[c]);
-      }
-    }
-    for (Row& row : table.rows) {
-      Cell& cell = row.cells[c];
-      if (cell.n == 0 || cell.best || !cell.std_error) continue;
-      for (const Cell* b : best_cells) {
-        if (!b->std_error) continue;
-        double combined = std::sqrt(*b->std_error * *b->std_error + *cell.std_error * *cell.std_error);
-        if (std::abs(cell.mean - b->mean) <= combined) cell.within_std_error = true;
-      }
-    }
+    if (!table.columns[c].diagnostic) mark_best(table.rows, c, table.columns[c]);
   }
-  table.notes = std::move(table_notes);
   return table;
 }
 

@@ -81,10 +81,10 @@ struct ResultTable {
   std::vector<std::string> notes; // facts about the data the renderers must print (footnotes)
 };
 
-// The paper-style table (DESIGN.md, Results; docs/results.md for the exact semantics). Without
-// request.rows, rows group by attention.variant plus every param that varies among the selected
-// runs except train.seed, skipping params determined by those already chosen (a variant preset
-// expands into position/normaliser params that would otherwise repeat the variant).
+// The paper-style table (docs/results.md, "`attnbench results table`", for the exact semantics).
+// Without request.rows, rows group by attention.variant plus every param that varies among the
+// selected runs except train.seed, skipping params determined by those already chosen (a variant
+// preset expands into position/normaliser params that would otherwise repeat the variant).
 ResultTable build_table(Db& db, const TableRequest& request);
 
 // `results runs`: one line per run.

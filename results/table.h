@@ -1,7 +1,7 @@
 // Rendering of the paper-style results table (results/query.h builds it) in md, csv, latex or json.
 // Each format is one file, results/formats/format_<name>.cpp, that registers itself with a
-// RegisterTableFormat object; ab_table_formats is linked whole (cmake/Libraries.cmake) so that the
-// linker keeps registrations nothing references.
+// RegisterTableFormat object; ab_results_formats is linked whole (cmake/Libraries.cmake) so that
+// the linker keeps registrations nothing references.
 #pragma once
 #include <optional>
 #include <string>

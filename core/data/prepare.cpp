@@ -227,6 +227,218 @@ void validate(const PrepareOptions& o) {
   }
 }
 
+// Reads the inputs in order into batches of records; the workers encode one batch while the
+// reader fills the next, and each encoded batch is consumed in input order: counted, and its
+// documents fed to the shard sink. Owns the progress report of the whole run.
+class EncodePipeline {
+ public:
+  EncodePipeline(const PrepareOptions& o, const Tokenizer& tok, int jobs,
+                 const std::vector<std::string>& files, uint64_t bytes_total, ShardSink& sink,
+                 PrepareSummary& s, Clock::time_point t0)
+      : o_(o), tok_(tok), jobs_(jobs), files_(files), sink_(sink), s_(s), t0_(t0),
+        per_source_(o.inputs.size()) {
+    prog_.bytes_total = bytes_total;
+  }
+
+  // Scans every input, then drains the last batches.
+  void run() {
+    try {
+      for (size_t src = 0; src < o_.inputs.size(); ++src) {
+        InputKind kind = input_kind(o_.inputs[src]);
+        prog_.file = files_[src];
+        if (kind.format == InputFormat::kText) {
+          read_text(src, kind);
+        } else {
+          read_lines(src, kind);
+        }
+        bytes_before_ += fs::file_size(o_.inputs[src]);
+      }
+      prog_.bytes_done = bytes_before_;
+      submit();
+      submit();  // drains the last pending batch
+    } catch (...) {
+      if (pending_.valid()) pending_.wait();  // the workers hold references into this object
+      throw;
+    }
+  }
+
+  const std::vector<SourceStats>& per_source() const { return per_source_; }
+
+  // The final progress line, after the output is in place.
+  void report_finished(uint64_t bytes_total) {
+    prog_.bytes_done = bytes_total;
+    prog_.documents = s_.documents, prog_.tokens = s_.tokens, prog_.skipped = s_.skipped;
+    prog_.seconds = s_.seconds;
+    prog_.finished = true;
+    if (o_.progress) o_.progress(prog_);
+  }
+
+ private:
+  // A .txt file is one document.
+  void read_text(size_t src, const InputKind& kind) {
+    ByteStream stream(o_.inputs[src], kind.compression);
+    Record r{src, 1, false, {}};
+    while (stream.read(r.raw, 1 << 20)) {
+    }
+    add(std::move(r), stream.consumed());
+  }
+
+  // A .jsonl file: one document per non-blank line.
+  void read_lines(size_t src, const InputKind& kind) {
+    LineReader lines(o_.inputs[src], kind.compression);
+    std::string line;
+    while (lines.next(line)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
+      add({src, lines.line_number(), true, std::move(line)}, lines.consumed());
+      line.clear();
+    }
+  }
+
+  void add(Record r, uint64_t consumed) {
+    batch_bytes_ += r.raw.size();
+    batch_.push_back(std::move(r));
+    if (batch_.size() >= kBatchDocs || batch_bytes_ >= kBatchBytes) {
+      prog_.bytes_done = bytes_before_ + consumed;
+      submit();
+      batch_bytes_ = 0;
+    }
+  }
+
+  // Consumes the batch being encoded (if any) and hands the filled one to the workers.
+  void submit() {
+    bool consumed = pending_.valid();
+    if (consumed) {
+      auto encoded = pending_.get();
+      consume(pending_batch_, encoded);
+    }
+    pending_batch_ = std::move(batch_);
+    batch_.clear();
+    if (!pending_batch_.empty()) {
+      pending_ = std::async(std::launch::async, [this] {
+        return encode_batch(pending_batch_, files_, o_.text_field, tok_, jobs_);
+      });
+    }
+    prog_.documents = s_.documents, prog_.tokens = s_.tokens, prog_.skipped = s_.skipped;
+    prog_.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    if (o_.progress && consumed) o_.progress(prog_);
+  }
+
+  void consume(const std::vector<Record>& batch, std::vector<Encoded>& encoded) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Encoded& e = encoded[i];
+      SourceStats& st = per_source_[batch[i].source];
+      if (e.error) {
+        if (!o_.skip_bad) throw *e.error;
+        st.skipped++, s_.skipped++;
+        if (s_.skipped_examples.size() < kSkippedExamples) s_.skipped_examples.push_back(e.error->what());
+        continue;
+      }
+      st.documents++, st.tokens += static_cast<int64_t>(e.tokens.size());
+      s_.documents++, s_.tokens += static_cast<int64_t>(e.tokens.size());
+      sink_.add(e.tokens, s_);
+      std::vector<uint32_t>().swap(e.tokens);
+    }
+  }
+
+  const PrepareOptions& o_;
+  const Tokenizer& tok_;
+  const int jobs_;
+  const std::vector<std::string>& files_;
+  ShardSink& sink_;
+  PrepareSummary& s_;
+  const Clock::time_point t0_;
+  std::vector<SourceStats> per_source_;
+  PrepareProgress prog_;
+  uint64_t bytes_before_ = 0;  // bytes of the inputs already finished
+  std::vector<Record> batch_;  // being filled by the reader
+  size_t batch_bytes_ = 0;
+  std::vector<Record> pending_batch_;  // being encoded by the workers
+  std::future<std::vector<Encoded>> pending_;
+};
+
+// A run that yields no training data is a usage error, not an empty dataset.
+void check_splits(const PrepareSummary& s, const PrepareOptions& o) {
+  if (s.documents == 0) {
+    throw UsageError("no documents in the input" +
+                     (s.skipped ? " (all " + std::to_string(s.skipped) + " lines were malformed)"
+                                : std::string()));
+  }
+  if (s.train_tokens == 0) {
+    throw UsageError("all " + std::to_string(s.tokens) + " tokens (" +
+                     std::to_string(s.documents) + " documents) went to the validation split: "
+                     "lower --val-tokens (now " + std::to_string(o.val_tokens) +
+                     ") or add input");
+  }
+}
+
+nlohmann::json sources_json(const PrepareOptions& o, const std::vector<SourceStats>& per_source) {
+  nlohmann::json sources = nlohmann::json::array();
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    sources.push_back({{"path", fs::absolute(o.inputs[i]).lexically_normal().string()},
+                       {"format", input_kind(o.inputs[i]).name},
+                       {"bytes", fs::file_size(o.inputs[i])},
+                       {"sha256", sha256_file(o.inputs[i])},
+                       {"documents", per_source[i].documents},
+                       {"tokens", per_source[i].tokens},
+                       {"skipped_lines", per_source[i].skipped}});
+  }
+  return sources;
+}
+
+nlohmann::json tokenizer_files_json(const fs::path& tokenizer_dir) {
+  nlohmann::json tokenizer_files = nlohmann::json::array();
+  for (const char* f : {"encoder.json", "vocab.bpe"}) {
+    fs::path p = fs::absolute(tokenizer_dir / f).lexically_normal();
+    tokenizer_files.push_back({{"path", p.string()}, {"sha256", sha256_file(p)}});
+  }
+  return tokenizer_files;
+}
+
+// The manifest (docs/data.md, "manifest.json") of the shards written to `dir`.
+nlohmann::json manifest_json(const PrepareOptions& o, const PrepareSummary& s,
+                             const std::vector<SourceStats>& per_source, const Tokenizer& tok,
+                             const fs::path& dir) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& sh : s.shards) {
+    shards.push_back({{"file", sh.file}, {"split", sh.split}, {"tokens", sh.tokens},
+                      {"sha256", sha256_file(dir / sh.file)}});
+  }
+  return {
+      {"format", "llm.c token shards"},
+      {"magic", kShardMagic},
+      {"version", 1},
+      {"token_dtype", "uint16"},
+      {"end_of_text", Tokenizer::kEndOfText},
+      {"created_by", o.created_by},
+      {"created_at", utc_now()},
+      {"tokenizer", {{"name", "gpt2"}, {"vocab_size", tok.vocab_size()},
+                     {"files", tokenizer_files_json(o.tokenizer_dir)}}},
+      {"text_field", o.text_field},
+      {"val_tokens_requested", o.val_tokens},
+      {"shard_tokens", o.shard_tokens},
+      {"documents", s.documents},
+      {"tokens", s.tokens},
+      {"skipped_lines", s.skipped},
+      {"splits",
+       {{"val", {{"documents", s.val_documents}, {"tokens", s.val_tokens}}},
+        {"train", {{"documents", s.train_documents}, {"tokens", s.train_tokens}}}}},
+      {"sources", sources_json(o, per_source)},
+      {"shards", shards}};
+}
+
+// Into place: an existing output folder (empty, or replaced under --force) is swapped out.
+void move_into_place(TempDir& tmp, const fs::path& out) {
+  if (fs::exists(out)) {
+    fs::path old = out.parent_path() / ("." + out.filename().string() + ".old-" + std::to_string(::getpid()));
+    fs::rename(out, old);
+    fs::rename(tmp.path, out);
+    fs::remove_all(old);
+  } else {
+    fs::rename(tmp.path, out);
+  }
+  tmp.keep = true;
+}
+
 }  // namespace
 
 PrepareSummary prepare_shards(const PrepareOptions& o) {
@@ -250,163 +462,19 @@ PrepareSummary prepare_shards(const PrepareOptions& o) {
   fs::create_directories(tmp.path);
 
   PrepareSummary s;
-  std::vector<SourceStats> per_source(o.inputs.size());
   ShardSink sink(tmp.path, name, o.val_tokens, o.shard_tokens);
-  PrepareProgress prog;
-  prog.bytes_total = bytes_total;
-  uint64_t bytes_before = 0;  // bytes of the inputs already finished
-
-  auto consume = [&](const std::vector<Record>& batch, std::vector<Encoded>& encoded) {
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Encoded& e = encoded[i];
-      SourceStats& st = per_source[batch[i].source];
-      if (e.error) {
-        if (!o.skip_bad) throw *e.error;
-        st.skipped++, s.skipped++;
-        if (s.skipped_examples.size() < kSkippedExamples) s.skipped_examples.push_back(e.error->what());
-        continue;
-      }
-      st.documents++, st.tokens += static_cast<int64_t>(e.tokens.size());
-      s.documents++, s.tokens += static_cast<int64_t>(e.tokens.size());
-      sink.add(e.tokens, s);
-      std::vector<uint32_t>().swap(e.tokens);
-    }
-  };
-
-  // The reader fills the next batch while the workers encode the current one.
-  std::vector<Record> batch;
-  std::future<std::vector<Encoded>> pending;
-  std::vector<Record> pending_batch;
-  auto submit = [&] {
-    bool consumed = pending.valid();
-    if (consumed) {
-      auto encoded = pending.get();
-      consume(pending_batch, encoded);
-    }
-    pending_batch = std::move(batch);
-    batch.clear();
-    if (!pending_batch.empty()) {
-      pending = std::async(std::launch::async, [&, b = &pending_batch] {
-        return encode_batch(*b, files, o.text_field, tok, jobs);
-      });
-    }
-    prog.documents = s.documents, prog.tokens = s.tokens, prog.skipped = s.skipped;
-    prog.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (o.progress && consumed) o.progress(prog);
-  };
-
-  try {
-    size_t batch_bytes = 0;
-    auto add = [&](Record r, uint64_t consumed) {
-      batch_bytes += r.raw.size();
-      batch.push_back(std::move(r));
-      if (batch.size() >= kBatchDocs || batch_bytes >= kBatchBytes) {
-        prog.bytes_done = bytes_before + consumed;
-        submit();
-        batch_bytes = 0;
-      }
-    };
-    for (size_t src = 0; src < o.inputs.size(); ++src) {
-      InputKind kind = input_kind(o.inputs[src]);
-      prog.file = files[src];
-      if (kind.format == InputFormat::kText) {
-        ByteStream stream(o.inputs[src], kind.compression);
-        Record r{src, 1, false, {}};
-        while (stream.read(r.raw, 1 << 20)) {
-        }
-        add(std::move(r), stream.consumed());
-      } else {
-        LineReader lines(o.inputs[src], kind.compression);
-        std::string line;
-        while (lines.next(line)) {
-          if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-          add({src, lines.line_number(), true, std::move(line)}, lines.consumed());
-          line.clear();
-        }
-      }
-      bytes_before += fs::file_size(o.inputs[src]);
-    }
-    prog.bytes_done = bytes_before;
-    submit();
-    submit();  // drains the last pending batch
-  } catch (...) {
-    if (pending.valid()) pending.wait();  // the workers hold references into this frame
-    throw;
-  }
+  EncodePipeline pipeline(o, tok, jobs, files, bytes_total, sink, s, t0);
+  pipeline.run();
   sink.finish(s);
-  if (s.documents == 0) {
-    throw UsageError("no documents in the input" +
-                     (s.skipped ? " (all " + std::to_string(s.skipped) + " lines were malformed)"
-                                : std::string()));
-  }
-  if (s.train_tokens == 0) {
-    throw UsageError("all " + std::to_string(s.tokens) + " tokens (" +
-                     std::to_string(s.documents) + " documents) went to the validation split: "
-                     "lower --val-tokens (now " + std::to_string(o.val_tokens) +
-                     ") or add input");
-  }
+  check_splits(s, o);
 
-  // The manifest (docs/data.md, "manifest.json").
-  nlohmann::json sources = nlohmann::json::array();
-  for (size_t i = 0; i < o.inputs.size(); ++i) {
-    sources.push_back({{"path", fs::absolute(o.inputs[i]).lexically_normal().string()},
-                       {"format", input_kind(o.inputs[i]).name},
-                       {"bytes", fs::file_size(o.inputs[i])},
-                       {"sha256", sha256_file(o.inputs[i])},
-                       {"documents", per_source[i].documents},
-                       {"tokens", per_source[i].tokens},
-                       {"skipped_lines", per_source[i].skipped}});
-  }
-  nlohmann::json tokenizer_files = nlohmann::json::array();
-  for (const char* f : {"encoder.json", "vocab.bpe"}) {
-    fs::path p = fs::absolute(o.tokenizer_dir / f).lexically_normal();
-    tokenizer_files.push_back({{"path", p.string()}, {"sha256", sha256_file(p)}});
-  }
-  nlohmann::json shards = nlohmann::json::array();
-  for (const auto& sh : s.shards) {
-    shards.push_back({{"file", sh.file}, {"split", sh.split}, {"tokens", sh.tokens},
-                      {"sha256", sha256_file(tmp.path / sh.file)}});
-  }
-  nlohmann::json manifest = {
-      {"format", "llm.c token shards"},
-      {"magic", kShardMagic},
-      {"version", 1},
-      {"token_dtype", "uint16"},
-      {"end_of_text", Tokenizer::kEndOfText},
-      {"created_by", o.created_by},
-      {"created_at", utc_now()},
-      {"tokenizer", {{"name", "gpt2"}, {"vocab_size", tok.vocab_size()}, {"files", tokenizer_files}}},
-      {"text_field", o.text_field},
-      {"val_tokens_requested", o.val_tokens},
-      {"shard_tokens", o.shard_tokens},
-      {"documents", s.documents},
-      {"tokens", s.tokens},
-      {"skipped_lines", s.skipped},
-      {"splits",
-       {{"val", {{"documents", s.val_documents}, {"tokens", s.val_tokens}}},
-        {"train", {{"documents", s.train_documents}, {"tokens", s.train_tokens}}}}},
-      {"sources", sources},
-      {"shards", shards}};
+  nlohmann::json manifest = manifest_json(o, s, pipeline.per_source(), tok, tmp.path);
   std::ofstream(tmp.path / "manifest.json") << manifest.dump(2) << "\n";
-
-  // Into place: an existing output folder (empty, or replaced under --force) is swapped out.
-  if (fs::exists(out)) {
-    fs::path old = out.parent_path() / ("." + out.filename().string() + ".old-" + std::to_string(::getpid()));
-    fs::rename(out, old);
-    fs::rename(tmp.path, out);
-    fs::remove_all(old);
-  } else {
-    fs::rename(tmp.path, out);
-  }
-  tmp.keep = true;
+  move_into_place(tmp, out);
 
   s.bytes = bytes_total;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  prog.bytes_done = bytes_total;
-  prog.documents = s.documents, prog.tokens = s.tokens, prog.skipped = s.skipped;
-  prog.seconds = s.seconds;
-  prog.finished = true;
-  if (o.progress) o.progress(prog);
+  pipeline.report_finished(bytes_total);
   return s;
 }
 

@@ -1,4 +1,4 @@
-// `attnbench data prepare` (DESIGN.md, data; docs/data.md): text files and JSONL -> llm.c token
+// `attnbench data prepare` (docs/data.md): text files and JSONL -> llm.c token
 // shards with the GPT-2 tokenizer. Every document is preceded by the end-of-text token; the first
 // documents (at least val_tokens tokens, whole documents) form the validation shard
 // <name>_val_000000.bin, the rest is cut into train shards <name>_train_000001.bin, ... of exactly
