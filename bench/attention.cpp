@@ -1,9 +1,9 @@
-// Eager vs fused attention on the CPU (issue 7; docs/kernels.md records the numbers):
+// Eager vs fused attention on the CPU (docs/kernels.md, "Measurements", records the numbers):
 //   attention/<impl>/<normalizer>/<fwd|fwdbwd>/T:<T>   B = 1, H = 4, D = 64, float32
 //     impl: eager (variants/eager.h), fused (kernels/cpu, the registered tile products),
 //           torch (LibTorch's own causal attention, softmax only: an outside reference)
 //     normalizer: softmax, lazy (distance bias W = 1024 + Elastic-Softmax, tau = -1 over n_i:
-//           the authors' post-review form, PAPER_NOTES.md 1.2-1.3)
+//           the authors' post-review form, docs/paper.md 1.2-1.3)
 //   tiles/<loops|vectorized|blas>/lazy/fwdbwd/T:<T>    the fused kernel with each tile product
 // fwd runs without autograd (inference); fwdbwd runs forward + backward of sum(out * g). Time is
 // wall-clock; CPU is the whole process's CPU time (all threads), the robust figure on a shared machine.
@@ -159,7 +159,7 @@ void register_all() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // TOOLCHAIN.md: Debian's LibTorch starts with one intra-op thread; honour OMP_NUM_THREADS.
+  // Debian's LibTorch starts with one intra-op thread (docs/toolchain.md); honour OMP_NUM_THREADS.
   const char* omp = std::getenv("OMP_NUM_THREADS");
   const int threads = omp ? std::atoi(omp) : static_cast<int>(std::thread::hardware_concurrency());
   torch::set_num_threads(std::max(threads, 1));

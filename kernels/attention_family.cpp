@@ -1,22 +1,24 @@
 #include "kernels/attention_family.h"
 
-#include <map>
-
 namespace attnbench::kernels {
-namespace {
-std::map<torch::DeviceType, FusedKernel>& registry() {
-  static std::map<torch::DeviceType, FusedKernel> all;
+
+Registry<FusedKernel>& fused_kernels() {
+  static Registry<FusedKernel> all("fused attention kernel for device");  // safe from init order
   return all;
 }
-}  // namespace
 
-void register_fused_kernel(torch::DeviceType device, FusedKernel kernel) {
-  registry()[device] = std::move(kernel);
+void register_fused_kernel(const std::string& device, FusedKernel kernel) {
+  if (!kernel.forward || !kernel.unsupported) {  // dispatch calls both; recorded, as duplicates are
+    detail::registration_error_list().push_back(fused_kernels().kind() + " '" + device + "' (" +
+                                                kernel.name + ") registered without " +
+                                                (kernel.forward ? "unsupported()" : "forward()"));
+    return;
+  }
+  fused_kernels().add(device, std::move(kernel));
 }
 
 const FusedKernel* find_fused_kernel(torch::DeviceType device) {
-  auto it = registry().find(device);
-  return it == registry().end() ? nullptr : &it->second;
+  return fused_kernels().find(c10::DeviceTypeName(device, /*lower_case=*/true));
 }
 
 }  // namespace attnbench::kernels

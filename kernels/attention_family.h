@@ -1,4 +1,4 @@
-// The attention family as the kernels see it (DESIGN.md, backends): causal scores
+// The attention family as the kernels see it (docs/kernels.md, "The function"): causal scores
 //   s_ij = q_i . k_j / sqrt(D) + bias_h(i - j),   j <= i
 // (RoPE, when used, is already applied to q and k), then either softmax or Elastic-Softmax
 //   a_ij = ReLU(p_ij + t_ih),  p = causal softmax(s),  optional renormalisation a / sum_j a
@@ -9,10 +9,17 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
+
+#include "core/common/registry.h"
 
 namespace attnbench::kernels {
 
+// Code that depends on the normaliser switches on it without a default, so that -Wswitch (-Wall)
+// lists every site to decide when a normaliser is added; a fused kernel reports one it does not
+// implement through FusedKernel::unsupported, so dispatch falls back to eager instead of running
+// it as softmax.
 enum class Normalizer { Softmax, Elastic };
 
 struct FamilySpec {
@@ -26,15 +33,36 @@ struct FamilySpec {
   bool renormalize = false;
 };
 
-// A fused implementation for one device type: a custom autograd function that returns the output
+// A fused implementation for one device: a custom autograd function that returns the output
 // [B, H, T, D] with gradients for q, k, v, tau and distance_bias.
+using FusedForward = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
+                                                 const torch::Tensor& v, const FamilySpec& spec)>;
+// Why a kernel cannot compute `spec` on these inputs (e.g. "elastic tau must be [H] or [B, T, H],
+// got [3, 2]"), "" when it can.
+using FusedLimits = std::function<std::string(const torch::Tensor& q, const torch::Tensor& k,
+                                              const torch::Tensor& v, const FamilySpec& spec)>;
+
 struct FusedKernel {
   std::string name;
-  torch::Tensor (*forward)(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                           const FamilySpec& spec);
+  FusedForward forward;
+  // What the kernel serves: the dtypes, shapes and spec features its code handles. Dispatch asks
+  // before every call (variants/family.h, choose_fused_kernel), so that "auto" falls back to eager
+  // and "fused" refuses instead of computing something else.
+  FusedLimits unsupported;
+
+  bool supports(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                const FamilySpec& spec) const {
+    return unsupported(q, k, v, spec).empty();
+  }
 };
 
-void register_fused_kernel(torch::DeviceType device, FusedKernel kernel);
+// The fused kernels, keyed by device type name as c10::DeviceTypeName(type, true) spells it
+// ("cpu", "cuda"); at most one per device, a second registration is recorded as an error
+// (core/common/registry.h).
+Registry<FusedKernel>& fused_kernels();
+
+// Adds `kernel` for `device` (e.g. "cpu"), from the kernel's own file at static initialisation.
+void register_fused_kernel(const std::string& device, FusedKernel kernel);
 // nullptr when no fused kernel exists for `device` (then backend "auto" uses eager).
 const FusedKernel* find_fused_kernel(torch::DeviceType device);
 

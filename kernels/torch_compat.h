@@ -1,5 +1,6 @@
-// LibTorch API differences kept in one place (TOOLCHAIN.md: LibTorch 1.13 here, 2.x on the GPU
-// machines). Only bench/ and tests call these; the harness never depends on them.
+// LibTorch API differences kept in one place (docs/toolchain.md, "LibTorch 1.13 and 2.x": 1.13
+// here, 2.x on the GPU machines). Only bench/ and tests call these; the harness never depends on
+// them.
 #pragma once
 #include <torch/torch.h>
 #include <torch/version.h>

@@ -1,6 +1,7 @@
 // Causal self-attention of one block: q, k, v, o projections (no bias) around an attention core
 // that is a registered variant (variants/registry.h). The block never knows which variant it runs
-// (DESIGN.md, variant registry): positional encoding, normaliser and their parameters live there.
+// (docs/variants.md, "The contract"): positional encoding, normaliser and their parameters live
+// there.
 #pragma once
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-// The Llama-style decoder ("Transformer++", DESIGN.md, model): token embedding over the padded
+// The Llama-style decoder ("Transformer++", docs/model.md): token embedding over the padded
 // vocabulary, n_layer pre-norm blocks
 //   h = h + attn(RMSNorm(h));  h = h + SwiGLU(RMSNorm(h))
 // a final RMSNorm and an LM head (untied unless model.tie_embeddings).

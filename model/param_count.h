@@ -1,4 +1,4 @@
-// The parameter count of the decoder in closed form, from the architecture alone (no torch):
+// The parameter count of the decoder in closed form, from the architecture alone (no module built):
 // `attnbench train --dry-run` prints it next to the constructed model's count, and tests require
 // the two to be equal for every preset and variant.
 #pragma once
@@ -16,8 +16,8 @@ namespace attnbench::model {
 //         + extras )       the variant's parameters, below
 //   + C                    final RMSNorm
 //   + V*C                  LM head, unless tied
-// extras per layer: distance_bias H*W (position has distance_bias, W = bias_window);
-// elastic tau: H (per_head_over_len, per_head_const) or (C + 1)*H (per_token: linear C -> H).
+// extras per layer: the variant's own parameters, counted in closed form by its registration
+// (variants/registry.h), e.g. the family's in variants/family.h.
 int64_t closed_form_parameter_count(const config::ModelConfig& model,
                                     const config::AttentionConfig& attention);
 

@@ -202,35 +202,10 @@ th{background:#f4f4f4}td.num,th.num{text-align:right}td.missing{color:#999}
 figure{display:inline-block;margin:8px;vertical-align:top}figcaption{font-size:12px;color:#555}
 .notes{font-size:12px;color:#555}.note{color:#8a5a00}p.meta{color:#666;font-size:12px})";
 
-}  // namespace
-
-std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep) {
-  {
-    Stmt s = db.prepare("SELECT name FROM sweeps ORDER BY name");
-    std::vector<std::string> names;
-    while (s.step()) names.push_back(s.text(0));
-    if (std::find(names.begin(), names.end(), sweep) == names.end()) {
-      throw UsageError("no sweep '" + sweep + "' in " + db.path().string() + did_you_mean(sweep, names) +
-                       (names.empty() ? "; it holds no sweeps" : "; sweeps: " + join(names)));
-    }
-  }
-  Stmt s = db.prepare("SELECT r.id, sr.cell, r.status FROM sweep_runs sr JOIN runs r ON r.id = sr.run "
-                      "WHERE sr.sweep = ? ORDER BY r.created, r.id");
-  s.bind(1, sweep);
-  std::vector<SweepMember> out;
-  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2)});
-  return out;
-}
-
-std::filesystem::path write_report(Db& db, const ReportOptions& o) {
-  const std::vector<SweepMember> members = sweep_members(db, o.sweep);
-  TableRequest request;
-  request.sweep = o.sweep;
-  const ResultTable table = build_table(db, request);
-  std::filesystem::create_directories(o.out);
-
-  // Statistics of every finished run, grouped by the table's rows.
-  std::map<std::string, RunStats> stats;
+// The table's rows with the attention statistics of their finished runs; the statistics are
+// kept in `stats`, which the rows point into.
+std::vector<RowData> row_data(Db& db, const ResultTable& table,
+                              std::map<std::string, RunStats>& stats) {
   std::vector<RowData> rows;
   for (const Row& r : table.rows) {
     RowData d{row_label(table, r), {}};
@@ -241,7 +216,11 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
     }
     rows.push_back(std::move(d));
   }
+  return rows;
+}
 
+// The page up to its sections: title, style, when and from what it was made, the navigation.
+std::string page_head(Db& db, const ReportOptions& o, const std::vector<SweepMember>& members) {
   std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -255,17 +234,21 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
                    esc(db.path().string()), when);
   h += "<nav><a href=\"#results\">results</a> · <a href=\"#diagnostics\">attention summary</a> · "
        "<a href=\"#loss-curves\">loss curves</a> · <a href=\"#task-bars\">per-task bars</a> · "
-       "<a href=\"#attention\">per layer</a> · <a href=\"#learned\">learned tau and bias</a> · "
+       "<a href=\"#attention\">per layer</a> · <a href=\"#learned\">learned parameters</a> · "
        "<a href=\"#heatmaps\">heatmaps</a></nav>\n";
+  return h;
+}
 
-  // Results table.
-  h += "<section id=\"results\">\n<h2>Results</h2>\n";
+// The paper-style table (results/query.h build_table).
+std::string results_section(const ResultTable& table) {
+  std::string h = "<section id=\"results\">\n<h2>Results</h2>\n";
   h += table.rows.empty() ? "<p class=\"note\">No runs in this sweep.</p>\n" : results_table_html(table);
-  h += "</section>\n";
+  return h + "</section>\n";
+}
 
-  // Model-level attention statistics.
-  const bool any_stats = std::any_of(rows.begin(), rows.end(), [](const RowData& r) { return !r.stats.empty(); });
-  h += "<section id=\"diagnostics\">\n<h2>Attention summary (mean over layers and heads)</h2>\n";
+// Model-level attention statistics.
+std::string diagnostics_section(const std::vector<RowData>& rows, bool any_stats) {
+  std::string h = "<section id=\"diagnostics\">\n<h2>Attention summary (mean over layers and heads)</h2>\n";
   if (any_stats) {
     h += diagnostics_html(rows);
     h += "<p class=\"notes\">Definitions: docs/diagnostics.md. Values are means over the row's runs "
@@ -274,12 +257,15 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
     h += "<p class=\"note\">No attention statistics recorded for this sweep's finished runs: run "
          "<code>attnbench attn-stats --checkpoint runs/RUN --db DB</code> for each.</p>\n";
   }
-  h += "</section>\n";
+  return h + "</section>\n";
+}
 
-  // Loss curves.
-  h += "<section id=\"loss-curves\">\n<h2>Loss curves</h2>\n";
-  // The trainer logs train/loss and val/loss (docs/training.md); loss and val_loss are DESIGN.md's
-  // names for the same curves and are read when the former are absent.
+// Training and validation loss of every run.
+std::string loss_curves_section(Db& db, const std::vector<SweepMember>& members,
+                                const ReportOptions& o) {
+  std::string h = "<section id=\"loss-curves\">\n<h2>Loss curves</h2>\n";
+  // The trainer logs train/loss and val/loss (docs/training.md); loss and val_loss, the names the
+  // first design gave the same curves, are read when the former are absent.
   const struct {
     const char *file, *title, *key, *alias;
   } curves[] = {{"loss", "training loss", "train/loss", "loss"},
@@ -304,42 +290,45 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
     write_text(o.out / file, render_line_chart(c));
     h += figure(file, c.title);
   }
-  h += "</section>\n";
+  return h + "</section>\n";
+}
 
-  // Per-task accuracy bars.
-  h += "<section id=\"task-bars\">\n<h2>Per-task accuracy</h2>\n";
-  {
-    BarChart c;
-    c.title = "accuracy per task (%), whiskers: standard error of the mean";
-    c.y_label = "accuracy (%)";
-    c.y_max = 100;
-    for (const auto& r : table.rows) c.series.push_back(row_label(table, r));
-    for (size_t col = 0; col < table.columns.size(); ++col) {
-      if (!table.columns[col].in_average) continue;  // perplexities are on another scale
-      c.groups.push_back(table.columns[col].task);
-      std::vector<Bar> bars;
-      for (const auto& r : table.rows) {
-        const Cell& cell = r.cells[col];
-        Bar b;
-        if (cell.n > 0) b.value = 100 * cell.mean;
-        if (cell.n > 0 && cell.std_error) b.whisker = 100 * *cell.std_error;
-        bars.push_back(b);
-      }
-      c.values.push_back(std::move(bars));
+// Per-task accuracy bars.
+std::string task_bars_section(const ResultTable& table, const ReportOptions& o) {
+  std::string h = "<section id=\"task-bars\">\n<h2>Per-task accuracy</h2>\n";
+  BarChart c;
+  c.title = "accuracy per task (%), whiskers: standard error of the mean";
+  c.y_label = "accuracy (%)";
+  c.y_max = 100;
+  for (const auto& r : table.rows) c.series.push_back(row_label(table, r));
+  for (size_t col = 0; col < table.columns.size(); ++col) {
+    if (!table.columns[col].in_average) continue;  // perplexities are on another scale
+    c.groups.push_back(table.columns[col].task);
+    std::vector<Bar> bars;
+    for (const auto& r : table.rows) {
+      const Cell& cell = r.cells[col];
+      Bar b;
+      if (cell.n > 0) b.value = 100 * cell.mean;
+      if (cell.n > 0 && cell.std_error) b.whisker = 100 * *cell.std_error;
+      bars.push_back(b);
     }
-    if (c.groups.empty()) {
-      h += "<p class=\"note\">No accuracy results recorded.</p>\n";
-    } else {
-      c.width = std::max(720, 80 + static_cast<int>(c.groups.size() * (20 + 14 * c.series.size())));
-      write_text(o.out / "task_bars.svg", render_bar_chart(c));
-      h += figure("task_bars.svg", "accuracy per task and row (" + table.metric_choice +
-                                       " metric choice); perplexities are in the table only");
-    }
+    c.values.push_back(std::move(bars));
   }
-  h += "</section>\n";
+  if (c.groups.empty()) {
+    h += "<p class=\"note\">No accuracy results recorded.</p>\n";
+  } else {
+    c.width = std::max(720, 80 + static_cast<int>(c.groups.size() * (20 + 14 * c.series.size())));
+    write_text(o.out / "task_bars.svg", render_bar_chart(c));
+    h += figure("task_bars.svg", "accuracy per task and row (" + table.metric_choice +
+                                     " metric choice); perplexities are in the table only");
+  }
+  return h + "</section>\n";
+}
 
-  // Sink mass and sparsity per layer.
-  h += "<section id=\"attention\">\n<h2>Sink mass and sparsity per layer</h2>\n";
+// Sink mass and sparsity per layer.
+std::string per_layer_section(const std::vector<RowData>& rows, bool any_stats,
+                              const ReportOptions& o) {
+  std::string h = "<section id=\"attention\">\n<h2>Sink mass and sparsity per layer</h2>\n";
   if (!any_stats) {
     h += "<p class=\"note\">No attention statistics recorded.</p>\n";
   } else {
@@ -369,67 +358,12 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
       h += figure(file, title);
     }
   }
-  h += "</section>\n";
+  return h + "</section>\n";
+}
 
-  // Learned tau and distance-bias profiles.
-  h += "<section id=\"learned\">\n<h2>Learned tau and distance bias</h2>\n";
-  {
-    LineChart c;
-    c.title = "learned tau per layer (mean over heads)";
-    c.x_label = "layer";
-    c.y_label = "tau";
-    for (const auto& r : rows) {
-      for (const char* stat : {"tau", "tau_offset_mean"}) {
-        Series s{r.label + (std::string(stat) == "tau" ? "" : " (mean g_h(x))"), {}, true};
-        for (int64_t l = 0; l < r.layers(stat); ++l) {
-          if (auto v = r.mean(l, -1, stat)) s.points.emplace_back(static_cast<double>(l), *v);
-        }
-        if (!s.points.empty()) c.series.push_back(std::move(s));
-      }
-    }
-    if (c.series.empty()) {
-      h += "<p class=\"note\">No learned tau recorded (no elastic rows with statistics).</p>\n";
-    } else {
-      write_text(o.out / "tau_per_layer.svg", render_line_chart(c));
-      h += figure("tau_per_layer.svg", c.title);
-    }
-    bool any_bias = false;
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-      const RowData& r = rows[ri];
-      // Layers and heads that carry a profile, from the row's first run with one.
-      std::map<int64_t, std::set<int64_t>> heads;
-      int64_t length = 0;
-      for (const RunStats* s : r.stats) {
-        for (const auto& [k, v] : *s) {
-          if (std::get<2>(k) != "distance_bias" || std::get<1>(k) < 0) continue;
-          heads[std::get<0>(k)].insert(std::get<1>(k));
-          length = std::max(length, std::get<3>(k) + 1);
-        }
-      }
-      for (const auto& [layer, hs] : heads) {
-        LineChart b;
-        b.title = fmt::format("distance bias b[h, r], {}, layer {}", r.label, layer);
-        b.x_label = "distance r = i - j";
-        b.y_label = "b[h, r]";
-        for (int64_t head : hs) {
-          Series s{fmt::format("head {}", head), {}, false};
-          for (int64_t idx = 0; idx < length; ++idx) {
-            if (auto v = r.mean(layer, head, "distance_bias", idx)) s.points.emplace_back(double(idx), *v);
-          }
-          b.series.push_back(std::move(s));
-        }
-        const std::string file = fmt::format("distance_bias_row{}_layer{}.svg", ri, layer);
-        write_text(o.out / file, render_line_chart(b));
-        h += figure(file, b.title);
-        any_bias = true;
-      }
-    }
-    if (!any_bias) h += "<p class=\"note\">No learned distance bias recorded.</p>\n";
-  }
-  h += "</section>\n";
-
-  // Heatmaps.
-  h += "<section id=\"heatmaps\">\n<h2>Attention heatmaps</h2>\n";
+// Attention heatmaps (PNG files computed by the caller).
+std::string heatmaps_section(const ReportOptions& o) {
+  std::string h = "<section id=\"heatmaps\">\n<h2>Attention heatmaps</h2>\n";
   if (!o.heatmap_text.empty()) h += "<p class=\"meta\">Text: " + esc(o.heatmap_text) + ".</p>\n";
   h += "<p class=\"meta\">Rows are queries i (top to bottom), columns keys j; blue = weight "
        "(sqrt scale to the map's maximum), white = exactly 0, grey = future keys.</p>\n";
@@ -443,7 +377,141 @@ std::filesystem::path write_report(Db& db, const ReportOptions& o) {
                        esc(f.file), esc(caption), esc(caption + (f.note.empty() ? "" : "; " + f.note)));
     }
   }
-  h += "</section>\n</body>\n</html>\n";
+  return h + "</section>\n";
+}
+
+// The statistics diagnostics measure on the attention weights (docs/diagnostics.md). Every other
+// stat in attn_stats is a variant's learned statistic (variants/variant.h, learned()), drawn here
+// by its shape alone, so that a new variant's statistic needs no change in this file.
+bool is_learned(const std::string& stat) {
+  for (const auto& c : kSummary) {
+    if (stat == c.stat) return false;
+  }
+  return stat != "fixed_token_mass" && stat != "sink_threshold" && stat != "tokens";
+}
+
+// The learned statistics the rows hold: per-head numbers (index -1) and profiles (index >= 0).
+void learned_stat_names(const std::vector<RowData>& rows, std::set<std::string>& per_head,
+                        std::set<std::string>& profiles) {
+  for (const auto& r : rows) {
+    for (const RunStats* s : r.stats) {
+      for (const auto& [k, v] : *s) {
+        if (is_learned(std::get<2>(k))) (std::get<3>(k) < 0 ? per_head : profiles).insert(std::get<2>(k));
+      }
+    }
+  }
+}
+
+// One chart of a per-head statistic: its per-layer mean over heads, one line per row.
+std::string learned_per_layer(const std::vector<RowData>& rows, const std::string& stat,
+                              const ReportOptions& o) {
+  LineChart c;
+  c.title = "learned " + stat + " per layer (mean over heads)";
+  c.x_label = "layer";
+  c.y_label = stat;
+  for (const auto& r : rows) {
+    Series s{r.label, {}, true};
+    for (int64_t l = 0; l < r.layers(stat); ++l) {
+      if (auto v = r.mean(l, -1, stat)) s.points.emplace_back(static_cast<double>(l), *v);
+    }
+    if (!s.points.empty()) c.series.push_back(std::move(s));
+  }
+  if (c.series.empty()) return "";
+  const std::string file = stat + "_per_layer.svg";
+  write_text(o.out / file, render_line_chart(c));
+  return figure(file, c.title);
+}
+
+// The charts of a profile statistic: per row and layer, one line per head over the index r.
+std::string learned_profiles(const std::vector<RowData>& rows, const std::string& stat,
+                             const ReportOptions& o) {
+  std::string h;
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    const RowData& r = rows[ri];
+    std::map<int64_t, std::set<int64_t>> heads;  // layers and heads that carry the profile
+    int64_t length = 0;
+    for (const RunStats* s : r.stats) {
+      for (const auto& [k, v] : *s) {
+        if (std::get<2>(k) != stat || std::get<1>(k) < 0 || std::get<3>(k) < 0) continue;
+        heads[std::get<0>(k)].insert(std::get<1>(k));
+        length = std::max(length, std::get<3>(k) + 1);
+      }
+    }
+    for (const auto& [layer, hs] : heads) {
+      LineChart b;
+      b.title = fmt::format("learned {}[h, r], {}, layer {}", stat, r.label, layer);
+      b.x_label = "r";
+      b.y_label = stat + "[h, r]";
+      for (int64_t head : hs) {
+        Series s{fmt::format("head {}", head), {}, false};
+        for (int64_t idx = 0; idx < length; ++idx) {
+          if (auto v = r.mean(layer, head, stat, idx)) s.points.emplace_back(double(idx), *v);
+        }
+        b.series.push_back(std::move(s));
+      }
+      const std::string file = fmt::format("{}_row{}_layer{}.svg", stat, ri, layer);
+      write_text(o.out / file, render_line_chart(b));
+      h += figure(file, b.title);
+    }
+  }
+  return h;
+}
+
+// Learned parameters: whatever learned statistics the store holds.
+std::string learned_section(const std::vector<RowData>& rows, const ReportOptions& o) {
+  std::string h = "<section id=\"learned\">\n<h2>Learned parameters</h2>\n";
+  std::set<std::string> per_head, profiles;
+  learned_stat_names(rows, per_head, profiles);
+  std::string figures;
+  for (const auto& stat : per_head) figures += learned_per_layer(rows, stat, o);
+  for (const auto& stat : profiles) figures += learned_profiles(rows, stat, o);
+  h += figures.empty() ? "<p class=\"note\">No learned parameters recorded (no row's variant "
+                         "exposes learned statistics).</p>\n"
+                       : figures;
+  h += "</section>\n";
+  return h;
+}
+
+}  // namespace
+
+std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep) {
+  {
+    Stmt s = db.prepare("SELECT name FROM sweeps ORDER BY name");
+    std::vector<std::string> names;
+    while (s.step()) names.push_back(s.text(0));
+    if (std::find(names.begin(), names.end(), sweep) == names.end()) {
+      throw UsageError("no sweep '" + sweep + "' in " + db.path().string() + did_you_mean(sweep, names) +
+                       (names.empty() ? "; it holds no sweeps" : "; sweeps: " + join(names)));
+    }
+  }
+  Stmt s = db.prepare("SELECT r.id, sr.cell, r.status FROM sweep_runs sr JOIN runs r ON r.id = sr.run "
+                      "WHERE sr.sweep = ? ORDER BY r.created, r.id");
+  s.bind(1, sweep);
+  std::vector<SweepMember> out;
+  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2)});
+  return out;
+}
+
+std::filesystem::path write_report(Db& db, const ReportOptions& o) {
+  const std::vector<SweepMember> members = sweep_members(db, o.sweep);
+  TableRequest request;
+  request.sweep = o.sweep;
+  const ResultTable table = build_table(db, request);
+  std::filesystem::create_directories(o.out);
+  std::map<std::string, RunStats> stats;
+  const std::vector<RowData> rows = row_data(db, table, stats);
+  const bool any_stats = std::any_of(rows.begin(), rows.end(), [](const RowData& r) { return !r.stats.empty(); });
+
+  // One function per section, in the order of the page (report.h).
+  std::string h = page_head(db, o, members);
+  h += results_section(table);
+  h += diagnostics_section(rows, any_stats);
+  h += loss_curves_section(db, members, o);
+  h += task_bars_section(table, o);
+  h += per_layer_section(rows, any_stats, o);
+  h += learned_section(rows, o);
+  h += heatmaps_section(o);
+  h += "</body>\n</html>\n";
 
   const std::filesystem::path page = o.out / "index.html";
   write_text(page, h);

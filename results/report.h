@@ -1,7 +1,7 @@
-// `attnbench report`: one static HTML page per sweep (DESIGN.md, Results; docs/diagnostics.md, "The
-// report"). No network, no JavaScript: the page and its figures (SVG written here, heatmap PNGs
-// computed by the caller from checkpoints) lie side by side in one folder. Sections (element ids,
-// checked by tests/harness/cli/report_*.sh in a real browser):
+// `attnbench report`: one static HTML page per sweep (docs/diagnostics.md, "`attnbench report`").
+// No network, no JavaScript: the page and its figures (SVG written here, heatmap PNGs computed by
+// the caller from checkpoints) lie side by side in one folder. Sections (element ids, checked by
+// tests/harness/cli/report_*.sh in a real browser):
 //   results        the paper-style table (results/query.h build_table), HTML rendering
 //   diagnostics    model-level attention summaries (attn_stats rows with layer = head = -1)
 //   loss-curves    training and validation loss of every run (metrics table)

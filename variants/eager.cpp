@@ -1,10 +1,31 @@
 #include "variants/eager.h"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "variants/elastic.h"
 
 namespace attnbench::variants {
+namespace {
+
+// The weights a from the causal softmax p [B, H, T, T] (kernels/attention_family.h).
+torch::Tensor normalize(const torch::Tensor& p, const kernels::FamilySpec& spec,
+                        const torch::Tensor& causal) {
+  switch (spec.normalizer) {  // no default: -Wswitch lists this site when a normaliser is added
+    case kernels::Normalizer::Softmax:
+      return p;
+    case kernels::Normalizer::Elastic:
+      return elastic_normalize(
+          p, elastic_offsets(spec.tau, spec.tau_over_len, p.size(-1), p.scalar_type()), causal,
+          spec.renormalize);
+  }
+  throw std::logic_error("eager attention: normalizer " +
+                         std::to_string(static_cast<int>(spec.normalizer)) +
+                         " is not implemented");
+}
+
+}  // namespace
 
 torch::Tensor eager_family_attention(const torch::Tensor& q, const torch::Tensor& k,
                                      const torch::Tensor& v, const kernels::FamilySpec& spec,
@@ -27,11 +48,7 @@ torch::Tensor eager_family_attention(const torch::Tensor& q, const torch::Tensor
   }
   auto p = torch::softmax(s.masked_fill(causal.logical_not(), -INFINITY), -1);
 
-  torch::Tensor a = p;
-  if (spec.normalizer == kernels::Normalizer::Elastic) {
-    auto t = elastic_offsets(spec.tau, spec.tau_over_len, T, dtype);
-    a = elastic_normalize(p, t, causal, spec.renormalize);
-  }
+  const torch::Tensor a = normalize(p, spec, causal);
   if (weights) *weights = a;
   return torch::matmul(a.to(v.scalar_type()), v);
 }

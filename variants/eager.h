@@ -1,6 +1,6 @@
-// The eager reference of the whole attention family (DESIGN.md, backends): materialises the
-// [B, H, T, T] scores with torch ops, so autograd gives every gradient. Tests, diagnostics and the
-// "eager" backend use it; fused kernels are checked against it.
+// The eager reference of the whole attention family (docs/variants.md, "Backends"): materialises
+// the [B, H, T, T] scores with torch ops, so autograd gives every gradient. Tests, diagnostics and
+// the "eager" backend use it; fused kernels are checked against it.
 #pragma once
 #include <torch/torch.h>
 

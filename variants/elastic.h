@@ -1,7 +1,8 @@
-// The Elastic-Softmax normaliser of the attention family (DESIGN.md; PAPER_NOTES 1.3):
+// The Elastic-Softmax normaliser of the attention family (docs/variants.md, "Normalisers";
+// docs/paper.md 1.3):
 //   a_ij = ReLU(p_ij + t_ih),  p = causal softmax of the scores, j <= i,
 // optionally renormalised a_ij / sum_j a_ij (a row whose sum is 0 outputs 0). The offset t_ih has
-// one of three forms (the readings of the paper found in PAPER_NOTES 1.3; docs/variants.md):
+// one of three forms (the readings of the paper found in docs/paper.md 1.3; docs/variants.md):
 //   per_head_over_len  t_ih = tau_h / n_i, n_i = i + 1 keys visible      (the paper's tau_h/seq_len)
 //   per_token          t_ih = g_h(x_i) / n_i  (tau_scale inv_len) or g_h(x_i) (tau_scale none),
 //                      g: linear d_model -> H, weight init 0, bias init tau_init
@@ -28,7 +29,7 @@ torch::Tensor elastic_offsets(const torch::Tensor& tau, bool over_len, int64_t T
 
 // a = ReLU(p + t) with future keys (causal == false) forced to 0 even when t > 0, then the
 // optional renormalisation. p [B, H, T, T], t broadcastable to it, causal [T, T] bool. The
-// threshold is computed in p's dtype, which the caller makes at least float32 (PAPER_NOTES 1.3:
+// threshold is computed in p's dtype, which the caller makes at least float32 (docs/paper.md 1.3:
 // in bf16, p + tau/i near tau = -1 rounds wrongly).
 torch::Tensor elastic_normalize(const torch::Tensor& p, const torch::Tensor& t,
                                 const torch::Tensor& causal, bool renormalize);

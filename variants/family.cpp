@@ -1,8 +1,6 @@
 #include "variants/family.h"
 
 #include <algorithm>
-#include <stdexcept>
-#include <type_traits>
 
 #include "core/common/error.h"
 #include "variants/eager.h"
@@ -13,21 +11,10 @@ namespace {
 using config::ParamSpec;
 using config::ValueType;
 
-const std::vector<std::string> kBackends = {"auto", "eager", "fused"};
-
 // A resolved parameter of the variant (the config layer has checked types against the schema).
 template <typename T>
 T param(const VariantContext& ctx, const std::string& key) {
-  auto it = ctx.attention.params.find(key);
-  if (it == ctx.attention.params.end()) {
-    throw std::logic_error("attention variant '" + ctx.attention.variant + "' built without its " +
-                           "resolved parameter '" + key + "'");
-  }
-  if (const T* v = std::get_if<T>(&it->second)) return *v;
-  if constexpr (std::is_same_v<T, double>) {  // an int where a float is expected
-    if (auto* i = std::get_if<int64_t>(&it->second)) return static_cast<double>(*i);
-  }
-  throw std::logic_error("attention." + key + " has the wrong type");
+  return config::param<T>(ctx.attention.params, key);
 }
 
 ParamSpec choice(std::string name, std::string def, std::vector<std::string> allowed,
@@ -89,15 +76,31 @@ config::VariantSchema family_schema(std::string name, std::string description,
                "paper does not";
   renorm.applies_if = {elastic};
   ps.push_back(std::move(renorm));
-  return {std::move(name), std::move(description), std::move(ps)};
+  return {std::move(name), std::move(description), std::move(ps), {check_rope_head_dim}};
+}
+
+VariantRegistration family_registration(std::string name, std::string description,
+                                        const FamilyDefaults& defaults) {
+  return {family_schema(std::move(name), std::move(description), defaults), make_family_variant,
+          family_parameter_count, /*decays: none*/ {}, /*fused: per call, kernel supports()*/ true};
+}
+
+int64_t family_parameter_count(const VariantContext& ctx) {
+  const config::ParamMap& p = ctx.attention.params;
+  const int64_t h = ctx.n_head, c = ctx.d_model;
+  int64_t n = 0;
+  if (parse_position(config::param<std::string>(p, "position")).distance_bias) {
+    n += h * config::param<int64_t>(p, "bias_window");
+  }
+  if (config::param<std::string>(p, "normalizer") == "elastic") {
+    n += config::param<std::string>(p, "tau_form") == "per_token" ? (c + 1) * h : h;
+  }
+  return n;
 }
 
 FamilyAttentionImpl::FamilyAttentionImpl(const VariantContext& ctx)
-    : backend_(ctx.attention.backend) {
-  if (std::find(kBackends.begin(), kBackends.end(), backend_) == kBackends.end()) {
-    throw UsageError("attention.backend = \"" + backend_ + "\" is not one of " + join(kBackends) +
-                     did_you_mean(backend_, kBackends));
-  }
+    : backend_(ctx.attention.backend), variant_(ctx.attention.variant) {
+  config::check_backend(backend_);
   const int64_t H = ctx.n_head;
   position_ = parse_position(param<std::string>(ctx, "position"));
   if (position_.rope) rope_theta_ = param<double>(ctx, "rope_theta");
@@ -105,7 +108,7 @@ FamilyAttentionImpl::FamilyAttentionImpl(const VariantContext& ctx)
     alibi_slopes_ = torch::tensor(alibi_slopes(H), torch::kFloat64);
   }
   if (position_.distance_bias) {
-    // float32 master copy, init 0 (the authors' Triton examples; PAPER_NOTES 1.2).
+    // float32 master copy, init 0 (the authors' Triton examples; docs/paper.md 1.2).
     distance_bias_ = register_parameter(
         "distance_bias", torch::zeros({H, param<int64_t>(ctx, "bias_window")}, torch::kFloat32));
   }
@@ -135,10 +138,14 @@ kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torc
   }
   s.distance_bias = distance_bias_;
   s.normalizer = normalizer_;
-  if (normalizer_ == kernels::Normalizer::Elastic) {
-    s.tau = tau_form_ == TauForm::PerToken ? tau_proj_->forward(x) : tau_;  // [B, T, H] or [H]
-    s.tau_over_len = tau_over_len_;
-    s.renormalize = renormalize_;
+  switch (normalizer_) {  // no default: -Wswitch lists this site when a normaliser is added
+    case kernels::Normalizer::Softmax:
+      break;
+    case kernels::Normalizer::Elastic:
+      s.tau = tau_form_ == TauForm::PerToken ? tau_proj_->forward(x) : tau_;  // [B, T, H] or [H]
+      s.tau_over_len = tau_over_len_;
+      s.renormalize = renormalize_;
+      break;
   }
   return s;
 }
@@ -152,12 +159,28 @@ torch::Tensor FamilyAttentionImpl::forward(const torch::Tensor& q, const torch::
     kr = apply_rope(k, rope_theta_);
   }
   const kernels::FamilySpec s = spec(x, q.device());
-  const auto device = q.device().type();
-  const kernels::FusedKernel* fused = choose_fused_kernel(
-      backend_, kernels::find_fused_kernel(device), c10::DeviceTypeName(device, true),
-      weights != nullptr);
+  const kernels::FusedKernel* fused =
+      choose_fused_kernel(backend_, variant_, qr, kr, v, s, weights != nullptr);
   if (fused) return fused->forward(qr, kr, v, s);
   return eager_family_attention(qr, kr, v, s, weights);
+}
+
+std::vector<LearnedStatistic> FamilyAttentionImpl::learned(const torch::Tensor& x) {
+  using Kind = LearnedStatistic::Kind;
+  std::vector<LearnedStatistic> out;
+  if (tau_proj_) {
+    out.push_back({"tau_offset_mean", "mean per-token offset g_h(x)", Kind::TokenMean,
+                   tau_proj_->forward(x)});  // [B, T, H]
+  } else if (tau_.defined()) {
+    out.push_back({"tau", "learned tau_h", Kind::PerHead, tau_});
+  }
+  if (distance_bias_.defined()) {
+    // Distances r < min(W, T): a window of T tokens shows no larger one.
+    const int64_t r = std::min(distance_bias_.size(1), x.size(1));
+    out.push_back({"distance_bias", "distance bias b[h, r]", Kind::Profile,
+                   distance_bias_.narrow(1, 0, r)});
+  }
+  return out;
 }
 
 std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& ctx) {
@@ -165,15 +188,37 @@ std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& 
 }
 
 const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
-                                                const kernels::FusedKernel* available,
-                                                const std::string& device, bool weights_requested) {
+                                                const std::string& variant,
+                                                const std::string& device,
+                                                const kernels::FusedKernel* kernel,
+                                                const std::string& unsupported,
+                                                bool weights_requested) {
+  config::check_backend(backend);
   if (weights_requested || backend == "eager") return nullptr;
-  if (backend == "fused" && !available) {
-    throw UsageError("attention.backend = \"fused\" but no fused attention kernel is registered "
-                     "for device " + device + "; use backend = \"auto\" (fused where available, "
-                     "else eager) or \"eager\"");
+  if (kernel && unsupported.empty()) return kernel;  // "auto" or "fused"
+  if (backend == "auto") return nullptr;
+  // "fused", and no kernel serves this call: refuse rather than run something else.
+  const std::string fix = "; use backend = \"auto\" (fused where supported, else eager) or "
+                          "\"eager\"";
+  if (!unsupported.empty()) {
+    throw UsageError("attention.backend = \"fused\" but attention variant '" + variant +
+                     "' cannot run fused on device " + device + ": " + unsupported + fix);
   }
-  return available;
+  throw UsageError("attention.backend = \"fused\" but no fused attention kernel is registered "
+                   "for device " + device + " (attention variant '" + variant + "')" + fix);
+}
+
+const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
+                                                const std::string& variant, const torch::Tensor& q,
+                                                const torch::Tensor& k, const torch::Tensor& v,
+                                                const kernels::FamilySpec& spec,
+                                                bool weights_requested,
+                                                const Registry<kernels::FusedKernel>& registry) {
+  const std::string device = c10::DeviceTypeName(q.device().type(), /*lower_case=*/true);
+  const kernels::FusedKernel* kernel = registry.find(device);
+  const std::string unsupported =
+      kernel && !weights_requested && backend != "eager" ? kernel->unsupported(q, k, v, spec) : "";
+  return choose_fused_kernel(backend, variant, device, kernel, unsupported, weights_requested);
 }
 
 }  // namespace attnbench::variants

@@ -1,12 +1,16 @@
-// The attention family of DESIGN.md as one variant module: a position part (none | rope | alibi |
-// distance_bias | rope+distance_bias) and a normaliser (softmax | elastic with its tau forms and
-// optional renormalisation). Registered presets (variants/presets.cpp) differ only in their
-// defaults; every part stays overridable in TOML through the schema built here.
+// The attention family (docs/variants.md) as one variant module: a position part (none | rope |
+// alibi | distance_bias | rope+distance_bias) and a normaliser (softmax | elastic with its tau
+// forms and optional renormalisation). Registered presets (variants/presets.cpp) differ only in
+// their defaults; every part stays overridable in TOML through the schema built here.
 //
-// Learnable parameters (names as in named_parameters(), read by diagnostics):
+// Learnable parameters (names as in named_parameters(); checkpoints keep these names). None takes
+// weight decay: biases (the [H, W] distance-bias table included) and the elastic offsets (tau, and
+// the per-token map, whose zero init is its neutral value) are not shrunk toward 0.
 //   distance_bias    [H, W] float32, init 0                    (position has distance_bias)
 //   tau              [H] float32, init tau_init                 (per_head_over_len, per_head_const)
 //   tau_proj.weight  [H, d_model] init 0; tau_proj.bias [H] init tau_init       (per_token)
+// Learned statistics (learned()): "tau" [H] or "tau_offset_mean" (g_h(x) per token, averaged over
+// the text), and the "distance_bias" profile b[h, r].
 #pragma once
 #include <torch/torch.h>
 
@@ -16,6 +20,7 @@
 #include "kernels/attention_family.h"
 #include "variants/elastic.h"
 #include "variants/position.h"
+#include "variants/registry.h"
 #include "variants/variant.h"
 
 namespace attnbench::variants {
@@ -37,6 +42,16 @@ struct FamilyDefaults {
 config::VariantSchema family_schema(std::string name, std::string description,
                                     const FamilyDefaults& defaults);
 
+// A preset's registration: family_schema (with the RoPE head-dimension check), the family module,
+// its closed-form parameter count; no parameter of the family takes weight decay.
+VariantRegistration family_registration(std::string name, std::string description,
+                                        const FamilyDefaults& defaults);
+
+// The family's own parameters in one layer: distance_bias H*W (position has distance_bias, W =
+// bias_window); elastic tau: H (per_head_over_len, per_head_const) or (C + 1)*H (per_token:
+// linear C -> H).
+int64_t family_parameter_count(const VariantContext& ctx);
+
 class FamilyAttentionImpl : public AttentionVariantImpl {
  public:
   explicit FamilyAttentionImpl(const VariantContext& ctx);
@@ -44,12 +59,15 @@ class FamilyAttentionImpl : public AttentionVariantImpl {
   torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const torch::Tensor& x, torch::Tensor* weights = nullptr) override;
 
+  std::vector<LearnedStatistic> learned(const torch::Tensor& x) override;
+
   // The kernel-level description of this layer for queries on `device` and hidden input
   // x [B, T, C] (read only by the per-token tau form).
   kernels::FamilySpec spec(const torch::Tensor& x, const torch::Device& device);
 
  private:
   std::string backend_;
+  std::string variant_;  // the registered name, for dispatch messages
   PositionParts position_;
   double rope_theta_ = 0.0;
   torch::Tensor alibi_slopes_;  // [H] float64, a constant (not a parameter or checkpointed buffer)
@@ -64,12 +82,28 @@ class FamilyAttentionImpl : public AttentionVariantImpl {
 
 std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& ctx);
 
-// Backend dispatch (DESIGN.md): "eager" -> eager; "fused" -> `available` (the fused kernel
-// registered for the tensors' device) or a UsageError naming `device` when there is none; "auto" ->
-// `available` when it exists, else eager. Requested weights always take eager (only it
-// materialises them). Returns the kernel to run, nullptr for eager.
+// Backend dispatch (docs/kernels.md, "Dispatch"), the one place that picks eager or fused for any
+// variant. `kernel`: the fused kernel registered for the inputs' `device` (nullptr: none);
+// `unsupported`: why it cannot compute this call ("" when it can; FusedKernel::unsupported, or a
+// variant outside the family's own reason). Rules:
+//   weights requested, or "eager"  -> eager (only eager materialises the weights);
+//   "auto"                         -> `kernel` when it exists and supports the call, else eager;
+//   "fused"                        -> `kernel`, or a UsageError naming `variant`, `device` and what
+//                                     is missing, suggesting "auto" or "eager".
+// Returns the kernel to run, nullptr for eager; an unknown backend is a UsageError.
 const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
-                                                const kernels::FusedKernel* available,
-                                                const std::string& device, bool weights_requested);
+                                                const std::string& variant,
+                                                const std::string& device,
+                                                const kernels::FusedKernel* kernel,
+                                                const std::string& unsupported,
+                                                bool weights_requested);
+
+// The same for a call of the family: looks up the kernel for q's device in `registry` and asks it
+// whether it supports (q, k, v, spec).
+const kernels::FusedKernel* choose_fused_kernel(
+    const std::string& backend, const std::string& variant, const torch::Tensor& q,
+    const torch::Tensor& k, const torch::Tensor& v, const kernels::FamilySpec& spec,
+    bool weights_requested,
+    const Registry<kernels::FusedKernel>& registry = kernels::fused_kernels());
 
 }  // namespace attnbench::variants

@@ -39,6 +39,15 @@ torch::Tensor apply_rope(const torch::Tensor& x, double theta) {
   return torch::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, -1);
 }
 
+std::optional<config::ConfigProblem> check_rope_head_dim(const config::ModelConfig& model,
+                                                         const config::AttentionConfig& attention) {
+  const std::string position = config::param_or<std::string>(attention.params, "position", "");
+  if (position.find("rope") == std::string::npos || model.head_dim() % 2 == 0) return std::nullopt;
+  return config::ConfigProblem{
+      "model.n_head", "RoPE needs an even head dimension; model.d_model / model.n_head = " +
+                          std::to_string(model.head_dim())};
+}
+
 namespace {
 // The power-of-two schedule: 2^(-8k/n), k = 1..n.
 std::vector<double> power_of_two_slopes(int64_t n) {

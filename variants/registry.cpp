@@ -1,38 +1,59 @@
 #include "variants/registry.h"
 
-#include <map>
-
 #include "core/common/error.h"
 
 namespace attnbench::variants {
 namespace {
-std::map<std::string, VariantFactory>& factories() {
-  static std::map<std::string, VariantFactory> all;
+Registry<VariantRegistration>& registrations() {
+  static Registry<VariantRegistration> all("attention variant");  // function-local: init order
   return all;
 }
 }  // namespace
 
-RegisterVariant::RegisterVariant(config::VariantSchema schema, VariantFactory factory) {
-  std::string name = schema.name;
-  config::register_variant_schema(std::move(schema));  // throws on a duplicate name
-  factories().emplace(name, std::move(factory));
+RegisterVariant::RegisterVariant(VariantRegistration registration) {
+  const std::string name = registration.schema.name;
+  // A duplicate is recorded once, by the registry below; the first schema stays in config.
+  if (!registrations().find(name)) config::register_variant_schema(registration.schema);
+  registrations().add(name, std::move(registration));
 }
 
-std::vector<std::string> registered_variants() {
-  std::vector<std::string> names;
-  for (auto& [name, f] : factories()) names.push_back(name);
-  return names;
+std::vector<std::string> registered_variants() { return registrations().names(); }
+
+const VariantRegistration& find_variant(const std::string& name) {
+  return registrations().get(name);
+}
+
+VariantContext variant_context(const config::ModelConfig& model,
+                               const config::AttentionConfig& attention) {
+  VariantContext ctx;
+  ctx.n_head = model.n_head;
+  ctx.head_dim = model.head_dim();
+  ctx.d_model = model.d_model;
+  ctx.context_length = model.context_length;
+  ctx.attention = attention;
+  return ctx;
 }
 
 std::shared_ptr<AttentionVariantImpl> make_variant(const VariantContext& ctx) {
-  const std::string& name = ctx.attention.variant;
-  auto it = factories().find(name);
-  if (it == factories().end()) {
-    auto names = registered_variants();
-    throw UsageError("unknown attention variant '" + name + "'; registered: " + join(names) +
-                     did_you_mean(name, names));
+  const VariantRegistration& registration = find_variant(ctx.attention.variant);
+  config::check_backend(ctx.attention.backend);
+  if (ctx.attention.backend == "fused" && !registration.fused) {
+    throw UsageError("attention.backend = \"fused\": no fused kernel serves attention variant '" +
+                     ctx.attention.variant + "'; use backend = \"auto\" or \"eager\"");
   }
-  return it->second(ctx);
+  std::shared_ptr<AttentionVariantImpl> variant = registration.factory(ctx);
+  variant->variant_name_ = ctx.attention.variant;
+  return variant;
+}
+
+int64_t variant_parameter_count(const VariantContext& ctx) {
+  return find_variant(ctx.attention.variant).parameter_count(ctx);
+}
+
+bool variant_parameter_decays(const AttentionVariantImpl& variant, const std::string& name,
+                              const torch::Tensor& param) {
+  const DecayRule& decays = find_variant(variant.variant_name()).decays;
+  return decays && decays(name, param);
 }
 
 }  // namespace attnbench::variants

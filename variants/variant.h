@@ -1,9 +1,13 @@
-// The contract of an attention variant (DESIGN.md, variant registry). A variant receives q, k, v of
-// shape [B, H, T, D] (projections done, no positional encoding applied yet) and the layer's hidden
-// input x [B, T, C] (for data-dependent parameters such as per-token tau) and returns the attention
-// output [B, H, T, D]. The model never knows which variant it runs.
+// The contract of an attention variant (docs/variants.md, "The contract"). A variant receives q, k,
+// v of shape [B, H, T, D] (projections done, no positional encoding applied yet) and the layer's
+// hidden input x [B, T, C] (for data-dependent parameters such as per-token tau) and returns the
+// attention output [B, H, T, D]. The model never knows which variant it runs.
 #pragma once
 #include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/config/run_config.h"
 
@@ -17,6 +21,21 @@ struct VariantContext {
   config::AttentionConfig attention;  // resolved: every applicable parameter present
 };
 
+// One learned quantity of a variant, as diagnostics store it (attn_stats rows named `name`) and
+// the report plots it (generically: a new variant's statistic needs no change there).
+struct LearnedStatistic {
+  enum class Kind {
+    PerHead,     // values [H]: one number per head, e.g. tau_h
+    Profile,     // values [H, R]: a profile per head over an index r, e.g. distance_bias b[h, r]
+    TokenMean,   // values [B, T, H]: per query token; the statistic is its mean over the text's
+                 // tokens, e.g. tau_offset_mean = mean of g_h(x_i)
+  };
+  std::string name;   // the stat's name in the store, e.g. "tau"
+  std::string label;  // for people, e.g. "learned tau_h"
+  Kind kind = Kind::PerHead;
+  torch::Tensor values;
+};
+
 class AttentionVariantImpl : public torch::nn::Module {
  public:
   ~AttentionVariantImpl() override = default;
@@ -26,6 +45,21 @@ class AttentionVariantImpl : public torch::nn::Module {
   virtual torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, const torch::Tensor& x,
                                 torch::Tensor* weights = nullptr) = 0;
+
+  // The learned quantities diagnostics record, given the layer's hidden input x [B, T, C] (the
+  // same x forward receives). Profiles cover at most the T distances x can show. Default: none.
+  virtual std::vector<LearnedStatistic> learned(const torch::Tensor& x) {
+    (void)x;
+    return {};
+  }
+
+  // The registered name this module was built under (set by make_variant): the optimizer asks
+  // that registration which of the module's own parameters take weight decay.
+  const std::string& variant_name() const { return variant_name_; }
+
+ private:
+  friend std::shared_ptr<AttentionVariantImpl> make_variant(const VariantContext& ctx);
+  std::string variant_name_;
 };
 
 }  // namespace attnbench::variants

@@ -1,14 +1,14 @@
 #include "core/config/attention_schema.h"
 
 #include <algorithm>
-#include <map>
-#include <stdexcept>
+
+#include "core/common/registry.h"
 
 namespace attnbench::config {
 namespace {
 
-std::map<std::string, VariantSchema>& schemas() {
-  static std::map<std::string, VariantSchema> all;
+Registry<VariantSchema>& schemas() {
+  static Registry<VariantSchema> all("attention variant");  // function-local: static-init order
   return all;
 }
 
@@ -48,21 +48,20 @@ Value check_value(const ParamSpec& spec, const Value& v, const SourceLocation& w
 }  // namespace
 
 void register_variant_schema(VariantSchema schema) {
-  auto name = schema.name;
-  if (!schemas().emplace(name, std::move(schema)).second) {
-    throw std::logic_error("attention variant '" + name + "' registered twice");
+  const std::string name = schema.name;
+  schemas().add(name, std::move(schema));
+}
+
+const VariantSchema* find_variant_schema(const std::string& name) { return schemas().find(name); }
+
+std::vector<std::string> variant_names() { return schemas().names(); }
+
+std::optional<ConfigProblem> check_variant(const ModelConfig& model,
+                                           const AttentionConfig& attention) {
+  for (const auto& check : schemas().get(attention.variant).checks) {
+    if (auto problem = check(model, attention)) return problem;
   }
-}
-
-const VariantSchema* find_variant_schema(const std::string& name) {
-  auto it = schemas().find(name);
-  return it == schemas().end() ? nullptr : &it->second;
-}
-
-std::vector<std::string> variant_names() {
-  std::vector<std::string> names;
-  for (auto& [n, s] : schemas()) names.push_back(n);
-  return names;
+  return std::nullopt;
 }
 
 bool param_applies(const ParamSpec& spec, const ParamMap& params) {
@@ -79,10 +78,7 @@ ParamMap resolve_params(const std::string& variant, const ParamMap& overrides,
                         const std::function<SourceLocation(const std::string&)>& where) {
   auto loc = [&](const std::string& key) { return where ? where(key) : SourceLocation{"attention"}; };
   const VariantSchema* schema = find_variant_schema(variant);
-  if (!schema) {
-    throw InputError(loc("variant"), "unknown attention variant '" + variant + "'; registered: " +
-                                         join(variant_names()) + did_you_mean(variant, variant_names()));
-  }
+  if (!schema) throw InputError(loc("variant"), schemas().unknown(variant));
   std::vector<std::string> known;
   for (auto& p : schema->params) known.push_back(p.name);
   for (auto& [key, v] : overrides) {

@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -13,13 +14,14 @@
 #include "core/common/error.h"
 #include "core/config/attention_schema.h"
 #include "core/config/fields.h"
+#include "core/config/toml_bridge.h"
 
 namespace attnbench::config {
 namespace {
 
 using nlohmann::json;
 
-// Size presets (DESIGN.md, model): n_layer, d_model, n_head, d_ffn (0 = derived).
+// Size presets (docs/model.md, "Presets"): n_layer, d_model, n_head, d_ffn (0 = derived).
 struct Preset {
   int64_t n_layer, d_model, n_head, d_ffn;
 };
@@ -42,32 +44,11 @@ const std::set<std::string>& execution_only_keys() {
   return keys;
 }
 
+// A value set on the command line carries no position: name the --set instead.
 SourceLocation location_of(const toml::source_region& src, const std::string& dotted,
                            const std::string& source) {
   if (src.begin.line == 0) return {"--set " + dotted};
-  std::string file = src.path ? std::string(*src.path) : source;
-  return {file, static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
-}
-
-// A TOML scalar as a Value; arrays and tables are not scalars.
-std::optional<Value> scalar(const toml::node& node) {
-  if (auto v = node.as_boolean()) return Value{v->get()};
-  if (auto v = node.as_integer()) return Value{v->get()};
-  if (auto v = node.as_floating_point()) return Value{v->get()};
-  if (auto v = node.as_string()) return Value{v->get()};
-  return std::nullopt;
-}
-
-std::string node_kind(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::table: return "table";
-    case toml::node_type::array: return "array";
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "int";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "bool";
-    default: return "date/time";
-  }
+  return where_of(src, source);
 }
 
 Value coerce(const Value& v, ValueType want, const SourceLocation& where, const std::string& key) {
@@ -102,19 +83,12 @@ void resolve_model_preset(RunConfig& cfg, const SourceLocation& where) {
 
 }  // namespace
 
-bool AttentionConfig::get_bool(const std::string& key) const {
-  return std::get<bool>(params.at(key));
-}
-int64_t AttentionConfig::get_int(const std::string& key) const {
-  return std::get<int64_t>(params.at(key));
-}
-double AttentionConfig::get_float(const std::string& key) const {
-  const Value& v = params.at(key);
-  if (type_of(v) == ValueType::Int) return static_cast<double>(std::get<int64_t>(v));
-  return std::get<double>(v);
-}
-const std::string& AttentionConfig::get_string(const std::string& key) const {
-  return std::get<std::string>(params.at(key));
+// The one typed reader of resolved parameters (core/config/attention_schema.h).
+bool AttentionConfig::get_bool(const std::string& key) const { return param<bool>(params, key); }
+int64_t AttentionConfig::get_int(const std::string& key) const { return param<int64_t>(params, key); }
+double AttentionConfig::get_float(const std::string& key) const { return param<double>(params, key); }
+std::string AttentionConfig::get_string(const std::string& key) const {
+  return param<std::string>(params, key);
 }
 
 RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
@@ -199,12 +173,10 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
   };
 
   resolve_model_preset(cfg, loc_of("model.preset"));
-  if (cfg.attention.backend != "auto" && cfg.attention.backend != "eager" &&
-      cfg.attention.backend != "fused") {
-    throw InputError(loc_of("attention.backend"),
-                     "attention.backend = \"" + cfg.attention.backend +
-                         "\" is not one of auto, eager, fused" +
-                         did_you_mean(cfg.attention.backend, {"auto", "eager", "fused"}));
+  try {
+    check_backend(cfg.attention.backend);
+  } catch (const UsageError& e) {
+    throw InputError(loc_of("attention.backend"), e.what());
   }
   cfg.attention.params = resolve_params(cfg.attention.variant, attention_overrides,
                                         [&](const std::string& key) {
@@ -221,62 +193,20 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
       throw InputError(loc_of(dotted), dotted + " " + problem);
     }
   }
-  // RoPE rotates dimension pairs: the head dimension must be even.
-  if (cfg.attention.has("position") &&
-      cfg.attention.get_string("position").find("rope") != std::string::npos &&
-      cfg.model.head_dim() % 2 != 0) {
-    throw InputError(loc_of("model.n_head"),
-                     "RoPE needs an even head dimension; model.d_model / model.n_head = " +
-                         std::to_string(cfg.model.head_dim()));
+  // The variant's own checks of the whole config (e.g. RoPE needs an even head dimension).
+  if (auto problem = check_variant(cfg.model, cfg.attention)) {
+    throw InputError(loc_of(problem->key), problem->message);
   }
   return cfg;
 }
 
 void apply_override(toml::table& table, const std::string& assignment) {
-  auto eq = assignment.find('=');
-  SourceLocation loc{"--set " + assignment};
-  if (eq == std::string::npos || eq == 0) {
-    throw InputError(loc, "expected KEY=VALUE with a dotted key, e.g. train.lr=3e-4");
-  }
-  std::string key = assignment.substr(0, eq);
-  std::string value = assignment.substr(eq + 1);
-  std::vector<std::string> parts;
-  for (size_t start = 0;;) {
-    size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  for (auto& p : parts)
-    if (p.empty()) throw InputError(loc, "empty component in key '" + key + "'");
-  // The value in TOML syntax (3e-4, true, "x", [..]); a bare word that is not TOML is a string.
-  toml::table parsed;
+  const Assignment a = parse_assignment(assignment);
   try {
-    parsed = toml::parse("v = " + value);
-  } catch (const toml::parse_error&) {
-    parsed = toml::table{{"v", value}};
+    assign_dotted(table, a.key, a.value());
+  } catch (const UsageError& e) {
+    throw InputError({"--set " + assignment}, e.what());
   }
-  toml::table* t = &table;
-  for (size_t i = 0; i + 1 < parts.size(); ++i) {
-    toml::node* n = t->get(parts[i]);
-    if (!n) {
-      t->insert(parts[i], toml::table{});
-      n = t->get(parts[i]);
-    }
-    t = n->as_table();
-    if (!t) throw InputError(loc, "'" + parts[i] + "' in '" + key + "' is not a table");
-  }
-  // Node copies from `parsed` carry a source position in the one-line document; drop it by
-  // re-inserting a fresh copy through the visitor so that errors say "--set KEY".
-  toml::node* v = parsed.get("v");
-  v->visit([&](auto&& n) {
-    using N = std::decay_t<decltype(n)>;
-    if constexpr (toml::is_table<N> || toml::is_array<N>) {
-      t->insert_or_assign(parts.back(), n);
-    } else {
-      t->insert_or_assign(parts.back(), N{n.get()});
-    }
-  });
 }
 
 RunConfig parse_run_config(const std::string& text, const std::string& source,
@@ -369,6 +299,18 @@ std::vector<std::pair<std::string, Value>> flatten(const RunConfig& cfg) {
   out.emplace_back("eval.tasks", tasks);
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.first < b.first; });
   return out;
+}
+
+const std::vector<std::string>& attention_backends() {
+  static const std::vector<std::string> names = {"auto", "eager", "fused"};
+  return names;
+}
+
+void check_backend(const std::string& backend) {
+  const auto& names = attention_backends();
+  if (std::find(names.begin(), names.end(), backend) != names.end()) return;
+  throw UsageError("attention.backend = \"" + backend + "\" is not one of " + join(names) +
+                   did_you_mean(backend, names));
 }
 
 }  // namespace attnbench::config

@@ -43,14 +43,21 @@ struct AttentionConfig {
   bool get_bool(const std::string& key) const;
   int64_t get_int(const std::string& key) const;
   double get_float(const std::string& key) const;  // ints are widened
-  const std::string& get_string(const std::string& key) const;
+  std::string get_string(const std::string& key) const;
   bool has(const std::string& key) const { return params.count(key) > 0; }
 };
+
+// The values of attention.backend (docs/kernels.md, "Dispatch"): the one list that config
+// validation and the variants' dispatch check against.
+const std::vector<std::string>& attention_backends();
+// UsageError "attention.backend = "x" is not one of auto, eager, fused (did you mean ...)" unless
+// `backend` is one of attention_backends().
+void check_backend(const std::string& backend);
 
 struct DataConfig {
   std::string train;  // llm.c shards: a file, a folder (all *train*.bin) or a glob
   std::string val;    // validation shard(s); "" = none
-  // Mask@k intervention (PAPER_NOTES 6): put fixed_token_id at position fixed_token_position
+  // Mask@k intervention (docs/paper.md 6): put fixed_token_id at position fixed_token_position
   // (0-based) of every training window; -1 = off.
   int64_t fixed_token_position = -1;
   int64_t fixed_token_id = 50256;

@@ -1,6 +1,7 @@
-// SVG figures of a model's learned attention parameters (docs/diagnostics.md): tau per layer (one
-// line per head) and the distance-bias profiles b[h, r] vs r (one figure per layer, one line per
-// head). Drawn with results/svg.h.
+// SVG figures of whatever a model's attention variant learns (docs/diagnostics.md), drawn with
+// results/svg.h: each per-head statistic over the layers (one line per head), each profile over its
+// index per layer (one line per head). The variant names its statistics (variants/variant.h,
+// learned()), so a new variant's parameters are plotted with no change here.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -10,8 +11,9 @@
 
 namespace attnbench::evals::diagnostics {
 
-// Writes <dir>/tau_per_layer.svg (when the model has tau) and <dir>/distance_bias_layer<L>.svg
-// (when it has a distance bias); returns the files written (none for a plain softmax model).
+// Writes <dir>/<stat>_per_layer.svg for each per-head statistic (e.g. tau_per_layer.svg) and
+// <dir>/<stat>_layer<L>.svg for each profile (e.g. distance_bias_layer0.svg); returns the files
+// written (none for a model whose variant learns nothing, e.g. softmax).
 std::vector<std::filesystem::path> write_learned_plots(const ModelDiagnostics& d,
                                                        const std::filesystem::path& dir,
                                                        const std::string& title);

@@ -8,8 +8,9 @@ namespace attnbench::evals::diagnostics {
 
 namespace {
 
-// The variant core of layer `l`; its learned parameters are read by name (variants/family.h):
-// tau [H], tau_proj.{weight,bias} (per_token), distance_bias [H, W].
+using Kind = variants::LearnedStatistic::Kind;
+
+// The variant core of layer `l`.
 variants::AttentionVariantImpl& core_of(model::DecoderLMImpl& m, int64_t l) {
   return *m.blocks->at<model::BlockImpl>(l).attn->core;
 }
@@ -17,6 +18,55 @@ variants::AttentionVariantImpl& core_of(model::DecoderLMImpl& m, int64_t l) {
 std::vector<double> to_vector(const torch::Tensor& t) {
   const torch::Tensor c = t.detach().to(torch::kFloat64).cpu().contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// One layer's learned statistics over the text: per-head numbers and profiles as the first batch
+// gives them (they do not depend on the input), per-token values summed over every batch's tokens
+// (float64) and divided by the token count at the end.
+struct LearnedAccumulator {
+  std::vector<variants::LearnedStatistic> stats;
+  std::vector<torch::Tensor> token_sums;  // [H] float64 per statistic (undefined unless TokenMean)
+
+  void add(std::vector<variants::LearnedStatistic> batch) {
+    if (stats.empty() && !batch.empty()) {
+      stats = std::move(batch);
+      for (auto& s : stats) {
+        token_sums.push_back(s.kind == Kind::TokenMean
+                                 ? torch::zeros({s.values.size(2)}, torch::kFloat64)
+                                 : torch::Tensor());
+      }
+      batch = stats;
+    }
+    for (size_t i = 0; i < stats.size(); ++i) {
+      if (stats[i].kind != Kind::TokenMean) continue;
+      token_sums[i] += batch.at(i).values.to(torch::kFloat64).sum(torch::IntArrayRef{0, 1}).cpu();
+    }
+  }
+
+  // [head][r] of statistic i (one entry per head unless a profile).
+  std::vector<std::vector<double>> finish(size_t i, int64_t tokens) const {
+    std::vector<std::vector<double>> rows;
+    const torch::Tensor v = stats[i].kind == Kind::TokenMean
+                                ? token_sums[i] / static_cast<double>(tokens)
+                                : stats[i].values;
+    for (int64_t h = 0; h < v.size(0); ++h) rows.push_back(to_vector(v[h]));
+    return rows;
+  }
+};
+
+// The statistics of every layer, by statistic; every layer must list the same ones.
+std::vector<LearnedValues> collect(const std::vector<LearnedAccumulator>& acc, int64_t tokens) {
+  std::vector<LearnedValues> out;
+  for (const auto& s : acc.at(0).stats) out.push_back({s.name, s.label, s.kind == Kind::Profile, {}});
+  for (size_t l = 0; l < acc.size(); ++l) {
+    if (acc[l].stats.size() != out.size()) {
+      throw std::runtime_error("layer " + std::to_string(l) + " reports " +
+                               std::to_string(acc[l].stats.size()) + " learned statistics, layer 0 " +
+                               std::to_string(out.size()));
+    }
+    for (size_t i = 0; i < out.size(); ++i) out[i].values.push_back(acc[l].finish(i, tokens));
+  }
+  return out;
 }
 
 }  // namespace
@@ -56,14 +106,9 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
   std::vector<LayerStatsAccumulator> acc;
   for (int64_t l = 0; l < d.n_layer; ++l) acc.emplace_back(d.n_head, d.fixed_position);
 
-  // The learned offsets: one tau per head, or the per-token map g whose mean over the text is taken.
-  std::vector<torch::OrderedDict<std::string, torch::Tensor>> params;
-  for (int64_t l = 0; l < d.n_layer; ++l) params.push_back(core_of(model, l).named_parameters(true));
-  const bool per_token = params[0].find("tau_proj.weight") != nullptr;
-  const bool per_head = params[0].find("tau") != nullptr;
-  d.tau_stat = per_token ? "tau_offset_mean" : per_head ? "tau" : "";
-  std::vector<torch::Tensor> g_sum;  // one tensor per layer (not copies of one handle: += is in place)
-  for (int64_t l = 0; l < d.n_layer; ++l) g_sum.push_back(torch::zeros({d.n_head}, torch::kFloat64));
+  // The variant's learned statistics, measured on the attention's own input x = RMSNorm(h)
+  // (model/decoder.h, block order).
+  std::vector<LearnedAccumulator> learned(d.n_layer);
 
   const torch::Device device = model.embedding->weight.device();
   for (int64_t start = 0; start < d.windows; start += opts.batch_size) {
@@ -71,12 +116,7 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
     torch::Tensor h = model.embedding(windows.narrow(0, start, b).to(device));
     for (int64_t l = 0; l < d.n_layer; ++l) {
       auto& block = model.blocks->at<model::BlockImpl>(l);
-      if (per_token) {
-        // g_h(x_i) on the attention's own input x = RMSNorm(h) (model/decoder.h, block order).
-        const torch::Tensor g = torch::nn::functional::linear(
-            block.attn_norm(h), params[l]["tau_proj.weight"], params[l]["tau_proj.bias"]);
-        g_sum[l] += g.to(torch::kFloat64).sum(torch::IntArrayRef{0, 1}).cpu();
-      }
+      learned[l].add(core_of(model, l).learned(block.attn_norm(h)));
       torch::Tensor w;
       h = block.forward(h, &w);
       if (!w.defined()) throw std::runtime_error("layer " + std::to_string(l) +
@@ -85,21 +125,8 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
     }
   }
 
-  const int64_t window_r = d.window;
-  for (int64_t l = 0; l < d.n_layer; ++l) {
-    d.heads.push_back(acc[l].finish());
-    if (per_token) {
-      d.tau.push_back(to_vector(g_sum[l] / static_cast<double>(d.windows * d.window)));
-    } else if (per_head) {
-      d.tau.push_back(to_vector(params[l]["tau"]));
-    }
-    if (const torch::Tensor* bias = params[l].find("distance_bias")) {
-      const int64_t r = std::min(bias->size(1), window_r);
-      std::vector<std::vector<double>> rows;
-      for (int64_t h = 0; h < bias->size(0); ++h) rows.push_back(to_vector((*bias)[h].narrow(0, 0, r)));
-      d.distance_bias.push_back(std::move(rows));
-    }
-  }
+  for (int64_t l = 0; l < d.n_layer; ++l) d.heads.push_back(acc[l].finish());
+  d.learned = collect(learned, d.windows * d.window);
   return d;
 }
 
@@ -140,20 +167,22 @@ std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d) {
   for (int64_t l = 0; l < d.n_layer; ++l) {
     for (int64_t h = 0; h < d.n_head; ++h) {
       add_stats(l, h, d.heads[l][h]);
-      if (!d.tau.empty()) out.push_back({l, h, d.tau_stat, -1, d.tau[l][h]});
-      if (!d.distance_bias.empty()) {
-        const auto& b = d.distance_bias[l][h];
-        for (size_t r = 0; r < b.size(); ++r) {
-          out.push_back({l, h, "distance_bias", static_cast<int64_t>(r), b[r]});
+      for (const auto& s : d.learned) {
+        const auto& v = s.values[l][h];
+        if (!s.profile) {
+          out.push_back({l, h, s.name, -1, v.at(0)});
+          continue;
         }
+        for (size_t r = 0; r < v.size(); ++r) out.push_back({l, h, s.name, static_cast<int64_t>(r), v[r]});
       }
     }
     add_stats(l, -1, mean_over_heads(d.heads[l]));
     out.push_back({l, -1, "sink_rate", -1, sink_rate(d.heads[l], d.sink_threshold)});
-    if (!d.tau.empty()) {
+    for (const auto& s : d.learned) {  // per-head numbers: the layer's mean over its heads
+      if (s.profile) continue;
       double sum = 0;
-      for (double t : d.tau[l]) sum += t;
-      out.push_back({l, -1, d.tau_stat, -1, sum / static_cast<double>(d.n_head)});
+      for (const auto& head : s.values[l]) sum += head.at(0);
+      out.push_back({l, -1, s.name, -1, sum / static_cast<double>(d.n_head)});
     }
     all.insert(all.end(), d.heads[l].begin(), d.heads[l].end());
   }

@@ -1,8 +1,9 @@
-// Attention diagnostics of a decoder model on held-out tokens (DESIGN.md, Diagnostics;
-// docs/diagnostics.md): per layer and head the statistics of attention_stats.h, the learned
-// elastic offsets (tau per head, or the mean per-token offset g_h(x) over the text) and the learned
-// distance-bias profiles b[h, r]; and their conversion to the store's attn_stats rows, with layer
-// summaries (head = -1) and model summaries (layer = head = -1) for the sweep table.
+// Attention diagnostics of a decoder model on held-out tokens (docs/diagnostics.md): per layer and
+// head the statistics of attention_stats.h and whatever learned statistics the attention variant
+// exposes (variants/variant.h, learned(): e.g. tau per head, the mean per-token offset g_h(x) over
+// the text, the distance-bias profiles b[h, r]); and their conversion to the store's attn_stats
+// rows, with layer summaries (head = -1) and model summaries (layer = head = -1) for the sweep
+// table.
 #pragma once
 #include <torch/torch.h>
 
@@ -25,18 +26,22 @@ struct DiagnosticsOptions {
   int64_t fixed_token_id = 0;     // ... gets this token (as in training); -1 = off
 };
 
+// One learned statistic of every layer (variants::LearnedStatistic, measured).
+struct LearnedValues {
+  std::string name;      // the attn_stats name, e.g. "tau"
+  std::string label;     // for people, e.g. "learned tau_h"
+  bool profile = false;  // values[layer][head] is a profile over r; else it holds one number
+  std::vector<std::vector<std::vector<double>>> values;  // [layer][head][r]
+};
+
 struct ModelDiagnostics {
   int64_t n_layer = 0, n_head = 0;
   int64_t window = 0, windows = 0;  // window length and windows measured
   double sink_threshold = 0.3;
   int64_t fixed_position = -1;
   std::vector<std::vector<HeadStats>> heads;  // [layer][head]
-  // Learned elastic offsets per [layer][head]: "tau" (per_head_over_len, per_head_const),
-  // "tau_offset_mean" (per_token: mean of g_h(x_i) over the text's tokens) or "" (softmax).
-  std::string tau_stat;
-  std::vector<std::vector<double>> tau;
-  // Learned distance bias b[h, r] per [layer][head][r], r < min(W, window); empty when absent.
-  std::vector<std::vector<std::vector<double>>> distance_bias;
+  // The variant's learned statistics, in the order its learned() lists them.
+  std::vector<LearnedValues> learned;
 };
 
 // The windows of `tokens` the diagnostics read: consecutive, non-overlapping, `window` tokens each,
@@ -53,9 +58,10 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
 torch::Tensor attention_map(model::DecoderLMImpl& model, const torch::Tensor& window,
                             int64_t layer, int64_t head);
 
-// Store rows: per (layer, head) every HeadStats field plus tau and distance_bias (index r);
-// per layer (head -1) the means over its heads and its sink_rate; per model (layer -1, head -1)
-// the means over all layers and heads, sink_rate, and tokens (query rows per head).
+// Store rows: per (layer, head) every HeadStats field plus each learned statistic (a profile as
+// rows with index r); per layer (head -1) the means over its heads (learned per-head numbers
+// included) and its sink_rate; per model (layer -1, head -1) the means over all layers and heads,
+// sink_rate, and tokens (query rows per head).
 std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d);
 
 }  // namespace attnbench::evals::diagnostics

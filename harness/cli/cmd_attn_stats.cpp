@@ -1,7 +1,7 @@
-// `attnbench attn-stats`: attention diagnostics of a checkpoint on held-out text (DESIGN.md,
-// Diagnostics; docs/diagnostics.md): per layer and head sink mass, sparsity, surviving row mass,
-// entropy, learned tau and distance bias; optionally a heatmap PNG of one layer and head and SVG
-// plots of the learned parameters. With --db (or $ATTNBENCH_DB) the statistics go to the store's
+// `attnbench attn-stats`: attention diagnostics of a checkpoint on held-out text
+// (docs/diagnostics.md): per layer and head sink mass, sparsity, surviving row mass,
+// entropy, and whatever the attention variant learns (tau, distance bias, ...); optionally a
+// heatmap PNG of one layer and head and SVG plots of the learned parameters. With --db (or $ATTNBENCH_DB) the statistics go to the store's
 // attn_stats table under the run id config::config_hash of the checkpoint's config.
 #include <torch/torch.h>
 
@@ -55,6 +55,15 @@ nlohmann::json stats_json(const dx::HeadStats& s, bool fixed) {
   return j;
 }
 
+// What the variant learns, as the per-head entries name it: [{name, label, profile}].
+nlohmann::json learned_json(const dx::ModelDiagnostics& d) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const dx::LearnedValues& v : d.learned) {
+    out.push_back({{"name", v.name}, {"label", v.label}, {"profile", v.profile}});
+  }
+  return out;
+}
+
 nlohmann::json to_json(const dx::ModelDiagnostics& d, const std::string& run_id, int64_t step,
                        const std::string& text) {
   const bool fixed = d.fixed_position >= 0;
@@ -65,8 +74,10 @@ nlohmann::json to_json(const dx::ModelDiagnostics& d, const std::string& run_id,
     for (int64_t h = 0; h < d.n_head; ++h) {
       nlohmann::json j = stats_json(d.heads[l][h], fixed);
       j["head"] = h;
-      if (!d.tau.empty()) j[d.tau_stat] = d.tau[l][h];
-      if (!d.distance_bias.empty()) j["distance_bias"] = d.distance_bias[l][h];
+      for (const dx::LearnedValues& v : d.learned) {
+        const std::vector<double>& x = v.values[l][h];
+        j[v.name] = v.profile ? nlohmann::json(x) : nlohmann::json(x.at(0));
+      }
       heads.push_back(j);
     }
     layers.push_back({{"layer", l},
@@ -84,41 +95,57 @@ nlohmann::json to_json(const dx::ModelDiagnostics& d, const std::string& run_id,
           {"windows", d.windows},
           {"sink_threshold", d.sink_threshold},
           {"fixed_token_position", d.fixed_position >= 0 ? nlohmann::json(d.fixed_position) : nlohmann::json()},
-          {"tau_stat", d.tau_stat},
+          {"learned", learned_json(d)},
           {"model", model},
           {"layers", layers}};
 }
 
 std::string num(double v) { return std::isnan(v) ? "-" : fmt::format("{:.4f}", v); }
 
+// The learned per-head numbers (not profiles) as extra table columns, named by their statistic.
+std::vector<const dx::LearnedValues*> per_head_learned(const dx::ModelDiagnostics& d) {
+  std::vector<const dx::LearnedValues*> out;
+  for (const dx::LearnedValues& v : d.learned) {
+    if (!v.profile) out.push_back(&v);
+  }
+  return out;
+}
+
 void print_table(const dx::ModelDiagnostics& d, const std::string& run_id, int64_t step,
                  const std::string& text) {
   const bool fixed = d.fixed_position >= 0;
+  const auto learned = per_head_learned(d);
+  std::string learned_header;
+  for (const auto* v : learned) learned_header += fmt::format(" {:>9}", v->name);
   fmt::print("run {} step {}: {} windows of {} tokens from {}\n", run_id, step, d.windows, d.window, text);
   fmt::print("{:>5} {:>4} {:>9}{} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}\n", "layer", "head", "sink",
              fixed ? fmt::format(" {:>9}", fmt::format("mass@{}", d.fixed_position)) : "", "sparsity",
-             "entropy", "mass", "mass_min", "mass_max", "zero_rows",
-             d.tau_stat.empty() ? "" : fmt::format(" {:>9}", d.tau_stat == "tau" ? "tau" : "mean_g"));
+             "entropy", "mass", "mass_min", "mass_max", "zero_rows", learned_header);
   auto line = [&](const std::string& layer, const std::string& head, const dx::HeadStats& s,
-                  const std::string& tau) {
+                  const std::vector<double>& extra) {
+    std::string cells;
+    for (double x : extra) cells += fmt::format(" {:>9}", num(x));
     fmt::print("{:>5} {:>4} {:>9}{} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}\n", layer, head,
                num(s.sink_mass), fixed ? " " + fmt::format("{:>9}", num(s.fixed_token_mass)) : "",
                num(s.sparsity), num(s.entropy), num(s.row_mass_mean), num(s.row_mass_min),
-               num(s.row_mass_max), num(s.zero_rows), tau.empty() ? "" : fmt::format(" {:>9}", tau));
+               num(s.row_mass_max), num(s.zero_rows), cells);
   };
   std::vector<dx::HeadStats> all;
   for (int64_t l = 0; l < d.n_layer; ++l) {
-    double tau_sum = 0;
+    std::vector<double> sums(learned.size(), 0.0);
     for (int64_t h = 0; h < d.n_head; ++h) {
-      const std::string tau = d.tau.empty() ? "" : num(d.tau[l][h]);
-      if (!d.tau.empty()) tau_sum += d.tau[l][h];
-      line(std::to_string(l), std::to_string(h), d.heads[l][h], tau);
+      std::vector<double> extra;
+      for (size_t i = 0; i < learned.size(); ++i) {
+        extra.push_back(learned[i]->values[l][h].at(0));
+        sums[i] += extra.back();
+      }
+      line(std::to_string(l), std::to_string(h), d.heads[l][h], extra);
     }
-    line(std::to_string(l), "all", dx::mean_over_heads(d.heads[l]),
-         d.tau.empty() ? "" : num(tau_sum / static_cast<double>(d.n_head)));
+    for (double& x : sums) x /= static_cast<double>(d.n_head);
+    line(std::to_string(l), "all", dx::mean_over_heads(d.heads[l]), sums);
     all.insert(all.end(), d.heads[l].begin(), d.heads[l].end());
   }
-  line("all", "all", dx::mean_over_heads(all), "");
+  line("all", "all", dx::mean_over_heads(all), {});
   fmt::print("sink rate (heads with sink mass > {}): {:.4f} ({} of {} heads)\n", d.sink_threshold,
              dx::sink_rate(all, d.sink_threshold),
              static_cast<int64_t>(std::lround(dx::sink_rate(all, d.sink_threshold) * double(all.size()))),
@@ -194,7 +221,7 @@ int run(const Options& o) {
   return 0;
 }
 
-RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, sparsity, tau, heatmaps)",
+RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, sparsity, learned parameters, heatmaps)",
                     [](CLI::App& app) {
   auto o = std::make_shared<Options>();
   app.add_option("--checkpoint", o->checkpoint, "Run folder or checkpoint folder")->required();
@@ -215,7 +242,7 @@ RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, 
   app.add_option("--heatmap-tokens", o->heatmap_tokens, "Heatmap size (first N tokens of the text)")
       ->capture_default_str();
   app.add_option("--heatmap-out", o->heatmap_out, "Write the heatmap PNG here");
-  app.add_option("--plots", o->plots, "Write tau and distance-bias SVG plots into this folder");
+  app.add_option("--plots", o->plots, "Write SVG plots of the learned attention parameters into this folder");
   app.add_option("--data-dir", o->source.data_dir, "Data root with gpt2_tokenizer/ (for --text)");
   app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)");
   return [o] { return run(*o); };

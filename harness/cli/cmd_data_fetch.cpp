@@ -18,8 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What lm-eval scores (EVAL_PROTOCOL.md, section 1: dataset_path / dataset_name / split) and where
-// the loaders look for it.
+// What lm-eval scores (its task YAMLs' dataset_path / dataset_name and the scored split, listed per
+// task in docs/tasks.md, "The tasks") and where the loaders look for it.
 struct PlanItem {
   std::string folder, dataset, config, split;
   bool pretraining = false;

@@ -1,5 +1,5 @@
 // `attnbench variants`: the registered attention variants with their descriptions and parameter
-// schemas (DESIGN.md, variant registry), as a readable listing or as JSON for tools.
+// schemas (docs/variants.md), as a readable listing or as JSON for tools.
 #include <iostream>
 
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 namespace attnbench::cli {
 
 // Sets LibTorch's intra-op threads: `threads` if > 0, else $OMP_NUM_THREADS, else all cores
-// (Debian's LibTorch starts with one thread, TOOLCHAIN.md). Returns the number set.
+// (Debian's LibTorch starts with one thread, docs/toolchain.md, "Threads"). Returns the number set.
 int init_threads(int threads = 0);
 
 // Path of the BLAS shared library loaded into this process ("" if none was found).

@@ -1,5 +1,5 @@
 // The evaluation step of a sweep cell: the trained checkpoint of a run folder scored zero-shot on
-// the sweep's tasks (evals/evaluator.h, EVAL_PROTOCOL.md), as rows for the results store.
+// the sweep's tasks (evals/evaluator.h, docs/evaluation.md), as rows for the results store.
 #pragma once
 #include <cstdint>
 #include <filesystem>

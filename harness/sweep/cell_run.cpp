@@ -84,8 +84,9 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
       [] { return interrupted(); });
 }
 
-// Sink mass and sparsity (DESIGN.md, Diagnostics) of the trained model on its validation text, for
-// the sweep table's diagnostics columns; stored with the run's other results, as upserts.
+// Sink mass and sparsity (docs/diagnostics.md, "What is measured") of the trained model on its
+// validation text, for the sweep table's diagnostics columns; stored with the run's other results,
+// as upserts.
 void measure_attention(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir) {
   namespace dx = evals::diagnostics;
   model::LoadedModel loaded = model::load_model(run_dir);

@@ -1,6 +1,6 @@
 // One sweep cell, start to end, in this process: claim it in the store (so that no two processes
 // ever run one cell), train or resume from <runs-dir>/<run id>/, evaluate the sweep's tasks, record
-// everything, set the final status (DESIGN.md, Sweeps and Results).
+// everything, set the final status (docs/sweeps.md, "Running: resume and skip"; docs/results.md).
 #pragma once
 #include <filesystem>
 #include <string>

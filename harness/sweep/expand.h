@@ -1,6 +1,7 @@
-// Sweep expansion (DESIGN.md, Sweeps): base config + [sweep] data + one grid/zip combination (or
-// one [[include]]) + one seed -> a TOML table per cell -> the resolved run config -> the run id
-// (config::config_hash of the canonical resolved config). Everything is checked before any work.
+// Sweep expansion (docs/sweeps.md, "The file"): base config + [sweep] data + one grid/zip
+// combination (or one [[include]]) + one seed -> a TOML table per cell -> the resolved run config
+// -> the run id (config::config_hash of the canonical resolved config). Everything is checked
+// before any work.
 #pragma once
 #include <cstdint>
 #include <optional>

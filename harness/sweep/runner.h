@@ -1,7 +1,8 @@
 // `attnbench sweep`: expands a sweep file, then runs its cells locally (one after another, or
 // --jobs N child processes), prints them (--dry-run), or writes a Slurm array script (--slurm).
 // Re-running a sweep skips finished cells, resumes interrupted ones from their checkpoint, leaves
-// failed ones alone unless --retry-failed, and records diverged ones as such (DESIGN.md, Sweeps).
+// failed ones alone unless --retry-failed, and records diverged ones as such (docs/sweeps.md,
+// "Running: resume and skip").
 #pragma once
 #include <filesystem>
 #include <optional>

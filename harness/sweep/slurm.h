@@ -1,5 +1,5 @@
-// Slurm array emission (DESIGN.md, Sweeps): one cell per array task, each writing its own SQLite
-// file (SQLite must never be shared over a network file system), merged afterwards.
+// Slurm array emission (docs/sweeps.md, "Slurm"): one cell per array task, each writing its own
+// SQLite file (SQLite must never be shared over a network file system), merged afterwards.
 #pragma once
 #include <filesystem>
 #include <string>

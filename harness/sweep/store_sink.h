@@ -1,5 +1,5 @@
-// Training metrics into the results store (DESIGN.md, training: "every logged metric goes to the
-// results store"). Each metric is written through at once, one transaction: buffering would lose
+// Training metrics into the results store (docs/training.md, "Metrics": every logged metric goes to
+// the results store). Each metric is written through at once, one transaction: buffering would lose
 // the metrics logged just before a checkpoint when the process is killed right after it, and they
 // are never logged again on resume. Re-logged steps after a resume are upserts (store.h).
 #pragma once

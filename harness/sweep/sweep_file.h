@@ -1,6 +1,6 @@
-// A sweep file (DESIGN.md, Sweeps): [sweep] name, base, seeds, tasks, data, limit; [grid], [[zip]],
-// [[include]], [[exclude]]. Parsing keeps every value's file:line:col so that expansion errors point
-// at the line the user wrote.
+// A sweep file (docs/sweeps.md, "The file"): [sweep] name, base, seeds, tasks, data, limit; [grid],
+// [[zip]], [[include]], [[exclude]]. Parsing keeps every value's file:line:col so that expansion
+// errors point at the line the user wrote.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,19 +1,25 @@
-// AdamW as DESIGN.md sets it: betas (0.9, 0.95), weight decay on matrices only. Two parameter
-// groups: "decay" = 2-D weights (projections, embedding, LM head, per-token tau projection excluded),
-// "no decay" = everything else (RMSNorm weights, biases, tau, the distance-bias table, which is
-// 2-D but a bias).
+// AdamW (docs/training.md, "What a step does"): betas (0.9, 0.95), weight decay on matrices only.
+// Two parameter groups, "decay" and "no decay". An attention variant's own parameters (those of its
+// module, variants/variant.h) decay as its registration says (variants/registry.h; default: none);
+// every other parameter decays when it is a matrix (projections, embedding, LM head), not when it
+// is a vector (RMSNorm weights) or a bias.
 #pragma once
 #include <torch/torch.h>
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config/run_config.h"
 
 namespace attnbench::train {
 
-// True for the parameters that receive weight decay, by name (as in named_parameters()) and shape.
+// The rule for parameters outside attention variants, by name (as in named_parameters()) and shape.
 bool decays(const std::string& name, const torch::Tensor& param);
+
+// Every parameter of `model` (named_parameters() order) with whether it takes weight decay.
+std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model);
 
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model,
                                                 const config::TrainConfig& train);

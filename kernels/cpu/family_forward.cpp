@@ -3,7 +3,7 @@
 //   pass 2  p_ij = exp(s_ij - lse_i); a_ij = p_ij (softmax) or ReLU(p_ij + t_i) (elastic);
 //           o_i = sum_j a_ij v_j, divided by r_i = sum_j a_ij when renormalising (r_i = 0 -> 0).
 // The elastic threshold needs the final normaliser, so a single online pass is impossible
-// (PAPER_NOTES.md 1.5). Only lse and r (O(T)) are kept for the backward.
+// (docs/paper.md 1.5). Only lse and r (O(T)) are kept for the backward.
 #include <ATen/Parallel.h>
 
 #include <limits>

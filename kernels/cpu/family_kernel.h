@@ -1,4 +1,4 @@
-// The fused CPU kernels of the attention family (DESIGN.md, backends; docs/kernels.md) on raw,
+// The fused CPU kernels of the attention family (docs/kernels.md) on raw,
 // contiguous [B, H, T, D] buffers. Per-head and per-row inputs are precomputed by the caller so
 // that the inner loops never branch on the variant:
 //   bias[h, d]    the additive score bias at distance d = i - j (alibi and/or distance bias), [H,
@@ -10,7 +10,7 @@
 
 namespace attnbench::kernels::cpu {
 
-// Query and key tile sizes (the authors' Triton kernel uses 64 x 64, PAPER_NOTES.md 1.5).
+// Query and key tile sizes (the authors' Triton kernel uses 64 x 64, docs/paper.md 1.5).
 constexpr int64_t kBlockM = 64;
 constexpr int64_t kBlockN = 64;
 

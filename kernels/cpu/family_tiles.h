@@ -14,7 +14,7 @@ inline int64_t valid_keys(int64_t i, int64_t j0, int64_t nk) {
 }
 
 // S[mq, nk] = Q[i0:i0+mq] K[j0:j0+nk]^T / sqrt(D) + bias_h(i - j) on the visible entries
-// (PAPER_NOTES.md 1.2: the bias is added after the 1/sqrt(d) scaling). Entries j > i are left as
+// (docs/paper.md 1.2: the bias is added after the 1/sqrt(d) scaling). Entries j > i are left as
 // computed and must be ignored by the caller (the row's valid_keys prefix is the causal part).
 template <typename T>
 void score_tile(const FamilyProblem<T>& p, const T* q_bh, const T* k_bh, const T* bias_h,

@@ -14,7 +14,7 @@ using torch::autograd::variable_list;
 int64_t min_len(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // bias[h, d] for d = i - j in [0, T): -slope_h d (ALiBi) + b[h, d] for d < W (distance bias; 0
-// beyond W, PAPER_NOTES.md 1.2). Undefined when the family has no positional bias.
+// beyond W, docs/paper.md 1.2). Undefined when the family has no positional bias.
 torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor& db, int64_t H,
                          int64_t T_len, torch::ScalarType dtype) {
   if (!alibi.defined() && !db.defined()) return {};
@@ -29,13 +29,13 @@ torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor& db, in
   return table.contiguous();
 }
 
-// n_i = i + 1 keys are visible to query i (PAPER_NOTES.md 1.3: tau / i with 1-based i).
+// n_i = i + 1 keys are visible to query i (docs/paper.md 1.3: tau / i with 1-based i).
 torch::Tensor visible_keys(int64_t T_len, torch::ScalarType dtype) {
   return torch::arange(1, T_len + 1, torch::TensorOptions().dtype(dtype));
 }
 
 // t[b, h, i] = tau / n_i or tau, in the inputs' precision (float32 at least: the ReLU threshold
-// p + t is ill-conditioned near tau = -1, PAPER_NOTES.md 1.3 (c)).
+// p + t is ill-conditioned near tau = -1, docs/paper.md 1.3 (c)).
 torch::Tensor threshold_table(const torch::Tensor& tau, bool over_len, int64_t B, int64_t H,
                               int64_t T_len, torch::ScalarType dtype) {
   auto t = tau.detach().to(dtype);
@@ -59,6 +59,18 @@ FamilyProblem<T> problem(const torch::Tensor& q, const torch::Tensor& k, const t
   p.thresh = elastic ? thresh.data_ptr<T>() : nullptr;
   p.elastic = elastic, p.renormalize = renormalize, p.gemm = gemm;
   return p;
+}
+
+// Whether the kernel runs the ReLU threshold pass (family_kernel.h); unsupported_inputs has refused
+// any other normaliser before this is asked.
+bool is_elastic(Normalizer n) {
+  switch (n) {
+    case Normalizer::Softmax:
+      return false;
+    case Normalizer::Elastic:
+      return true;
+  }
+  throw std::logic_error("fused CPU attention: unknown normalizer");
 }
 
 // LibTorch 1.13's Function::apply needs every tensor argument defined, so an absent optional input
@@ -152,30 +164,49 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
   }
 };
 
-void check_inputs(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
-                  const FamilySpec& spec) {
-  auto fail = [](const std::string& what) {
-    throw std::runtime_error("fused CPU attention: " + what);
-  };
+std::string shape_of(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+// The elastic offset's shape: [H] per head or [B, T, H] per query token (attention_family.h).
+std::string unsupported_tau(const torch::Tensor& tau, int64_t B, int64_t H, int64_t T_len) {
+  if (!tau.defined()) return "elastic tau must be [H] or [B, T, H], got none";
+  if (!tau.device().is_cpu()) return "CPU tensors expected (tau)";
+  if (tau.sizes().equals({H}) || tau.sizes().equals({B, T_len, H})) return "";
+  return "elastic tau must be [H] or [B, T, H], got " + shape_of(tau);
+}
+
+// Everything the forward and backward below handle: any B, H, T, D; floating dtypes (float32 and
+// float64 natively, 16-bit types in float32); ALiBi slopes and a distance bias, alone or together;
+// softmax and Elastic-Softmax with tau [H] or [B, T, H], over n_i or not, renormalised or not.
+std::string unsupported_inputs(const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, const FamilySpec& spec) {
   if (q.dim() != 4 || !q.sizes().equals(k.sizes()) || !q.sizes().equals(v.sizes()))
-    fail("q, k, v must share one shape [B, H, T, D] (causal self-attention)");
+    return "q, k, v must share one shape [B, H, T, D] (causal self-attention)";
   if (!at::isFloatingType(q.scalar_type()))
-    fail(std::string("floating-point inputs expected, got ") + c10::toString(q.scalar_type()));
+    return std::string("floating-point inputs expected, got ") + c10::toString(q.scalar_type());
   if (k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
-    fail("q, k, v must share one dtype");
+    return "q, k, v must share one dtype";
   if (!q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu())
-    fail("CPU tensors expected");
+    return "CPU tensors expected";
   const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+  for (const auto* t : {&spec.alibi_slopes, &spec.distance_bias})
+    if (t->defined() && !t->device().is_cpu()) return "CPU tensors expected (position bias)";
   if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
-    fail("alibi_slopes must be [H]");
+    return "alibi_slopes must be [H]";
   if (spec.distance_bias.defined() &&
       (spec.distance_bias.dim() != 2 || spec.distance_bias.size(0) != H ||
        spec.distance_bias.size(1) < 1))
-    fail("distance_bias must be [H, W] with W >= 1");
-  if (spec.normalizer == Normalizer::Elastic &&
-      !(spec.tau.defined() &&
-        (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, T_len, H}))))
-    fail("elastic tau must be [H] or [B, T, H]");
+    return "distance_bias must be [H, W] with W >= 1";
+  switch (spec.normalizer) {  // no default: a new normaliser is unsupported until handled here
+    case Normalizer::Softmax:
+      return "";
+    case Normalizer::Elastic:
+      return unsupported_tau(spec.tau, B, H, T_len);
+  }
+  return "normalizer " + std::to_string(static_cast<int>(spec.normalizer)) + " is not implemented";
 }
 
 torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -185,7 +216,7 @@ torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const to
 
 // Self-registration (kernels/attention_family.h); ab_kernels_cpu is linked whole.
 const bool registered = [] {
-  register_fused_kernel(torch::kCPU, FusedKernel{"cpu-tiled", &cpu_tiled});
+  register_fused_kernel("cpu", FusedKernel{"cpu-tiled", &cpu_tiled, &unsupported_inputs});
   return true;
 }();
 
@@ -194,15 +225,16 @@ const bool registered = [] {
 torch::Tensor fused_family_attention(const torch::Tensor& q, const torch::Tensor& k,
                                      const torch::Tensor& v, const FamilySpec& spec,
                                      TileGemm gemm) {
-  check_inputs(q, k, v, spec);
+  const std::string unsupported = unsupported_inputs(q, k, v, spec);
+  if (!unsupported.empty()) throw std::runtime_error("fused CPU attention: " + unsupported);
   if (q.scalar_type() != torch::kFloat && q.scalar_type() != torch::kDouble) {
     // Half-precision models run the kernel in float32 (the threshold p + t must not be rounded to
-    // 16 bits, PAPER_NOTES.md 1.3 (c)); autograd casts the gradients back.
+    // 16 bits, docs/paper.md 1.3 (c)); autograd casts the gradients back.
     return fused_family_attention(q.to(torch::kFloat), k.to(torch::kFloat), v.to(torch::kFloat),
                                   spec, gemm)
         .to(q.scalar_type());
   }
-  const bool elastic = spec.normalizer == Normalizer::Elastic;
+  const bool elastic = is_elastic(spec.normalizer);
   return FusedFamilyAttention::apply(q, k, v, placeholder(elastic ? spec.tau : torch::Tensor()),
                                      placeholder(spec.distance_bias),
                                      placeholder(spec.alibi_slopes), elastic, spec.tau_over_len,

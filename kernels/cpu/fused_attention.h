@@ -1,4 +1,4 @@
-// The fused CPU attention of the family as a custom autograd function (DESIGN.md, backends).
+// The fused CPU attention of the family as a custom autograd function (docs/kernels.md).
 // Registered as the CPU FusedKernel "cpu-tiled"; tests and bench/attention.cpp call it directly to
 // pick the tile-product implementation.
 #pragma once

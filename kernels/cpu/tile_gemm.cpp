@@ -45,12 +45,30 @@ template <typename T>
 inline void axpy(TileGemm g, int64_t n, T s, const T* b, T* c) {
   using Vec = at::vec::Vectorized<T>;
   int64_t j = 0;
-  if (g == TileGemm::Vectorized) {
-    const Vec vs(s);
-    for (; j + Vec::size() <= n; j += Vec::size())
-      at::vec::fmadd(vs, Vec::loadu(b + j), Vec::loadu(c + j)).store(c + j);
+  switch (g) {  // no default: -Wswitch lists this site when an implementation is added
+    case TileGemm::Vectorized: {
+      const Vec vs(s);
+      for (; j + Vec::size() <= n; j += Vec::size())
+        at::vec::fmadd(vs, Vec::loadu(b + j), Vec::loadu(c + j)).store(c + j);
+      break;
+    }
+    case TileGemm::Loops:
+    case TileGemm::Blas:  // not reached: the gemm_* below call the BLAS directly
+      break;
   }
   for (; j < n; ++j) c[j] += s * b[j];
+}
+
+// Whether `g` hands whole tile products to the BLAS (else the axpy loops below).
+bool uses_blas(TileGemm g) {
+  switch (g) {  // no default: -Wswitch lists this site when an implementation is added
+    case TileGemm::Blas:
+      return true;
+    case TileGemm::Loops:
+    case TileGemm::Vectorized:
+      return false;
+  }
+  throw std::logic_error("unknown tile product implementation");
 }
 
 // C += alpha * A_elem(i, kk) * B[kk, :], with A_elem reading A or A^T.
@@ -83,7 +101,7 @@ TileGemm default_tile_gemm() { return blas_available() ? TileGemm::Blas : TileGe
 template <typename T>
 void gemm_nt(TileGemm g, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (g == TileGemm::Blas) return blas<T>('N', 'T', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (uses_blas(g)) return blas<T>('N', 'T', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   // Transpose B once so that the inner loop runs along contiguous memory (a dot-product loop
   // would be a floating-point reduction, which the compiler must not reorder into SIMD lanes).
   thread_local std::vector<T> bt;
@@ -98,7 +116,7 @@ void gemm_nt(TileGemm g, int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
 template <typename T>
 void gemm_nn(TileGemm g, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (g == TileGemm::Blas) return blas<T>('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (uses_blas(g)) return blas<T>('N', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   axpy_gemm(
       g, m, n, k, alpha, [&](int64_t i, int64_t kk) { return a[i * lda + kk]; }, b, ldb, beta, c,
       ldc);
@@ -107,7 +125,7 @@ void gemm_nn(TileGemm g, int64_t m, int64_t n, int64_t k, T alpha, const T* a, i
 template <typename T>
 void gemm_tn(TileGemm g, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (g == TileGemm::Blas) return blas<T>('T', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (uses_blas(g)) return blas<T>('T', 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   axpy_gemm(
       g, m, n, k, alpha, [&](int64_t i, int64_t kk) { return a[kk * lda + i]; }, b, ldb, beta, c,
       ldc);

@@ -179,8 +179,7 @@ CATCH_TEST_CASE("diagnostics: softmax with equal scores has sink mass mean_i 1/(
       CATCH_CHECK(h.entropy == Approx(entropy).epsilon(1e-5));
     }
   }
-  CATCH_CHECK(d.tau.empty());
-  CATCH_CHECK(d.distance_bias.empty());
+  CATCH_CHECK(d.learned.empty());  // softmax learns nothing in its attention
 
   // The summaries for the sweep table: layer rows (head -1) and model rows (layer = head = -1).
   const auto rows = to_attn_stats(d);
@@ -249,14 +248,20 @@ CATCH_TEST_CASE("diagnostics: lazy at init with equal scores zeroes every weight
       }
     }
     // Learned offsets at init: tau_h = tau_init = -1; per token g_h(x) = bias = -1 for every x.
-    CATCH_CHECK(d.tau_stat == (std::string(form) == "per_token" ? "tau_offset_mean" : "tau"));
-    CATCH_REQUIRE(d.tau.size() == 2);
-    for (const auto& layer : d.tau) {
-      for (double t : layer) CATCH_CHECK(t == Approx(-1.0).epsilon(1e-6));
+    CATCH_REQUIRE(d.learned.size() == 2);
+    const LearnedValues& tau = d.learned[0];
+    CATCH_CHECK(tau.name == (std::string(form) == "per_token" ? "tau_offset_mean" : "tau"));
+    CATCH_CHECK(!tau.profile);
+    CATCH_REQUIRE(tau.values.size() == 2);
+    for (const auto& layer : tau.values) {
+      for (const auto& head : layer) CATCH_CHECK(head.at(0) == Approx(-1.0).epsilon(1e-6));
     }
-    CATCH_REQUIRE(d.distance_bias.size() == 2);
-    CATCH_CHECK(d.distance_bias[0].size() == static_cast<size_t>(cfg.model.n_head));
-    CATCH_CHECK(d.distance_bias[0][0].size() == static_cast<size_t>(kT));  // r < min(W, window)
+    const LearnedValues& bias = d.learned[1];
+    CATCH_CHECK(bias.name == "distance_bias");
+    CATCH_CHECK(bias.profile);
+    CATCH_REQUIRE(bias.values.size() == 2);
+    CATCH_CHECK(bias.values[0].size() == static_cast<size_t>(cfg.model.n_head));
+    CATCH_CHECK(bias.values[0][0].size() == static_cast<size_t>(kT));  // r < min(W, window)
   }
 }
 

@@ -1,6 +1,7 @@
 // The fused CPU kernel against the eager reference (variants/eager.h) over the whole family
-// (issue 7 acceptance): fp32 relative error < 1e-5 on outputs and < 1e-4 on every gradient, fp64
-// < 1e-10, fresh seeds, T = 1 and T not a multiple of the tile size, all-zero elastic rows.
+// (the acceptance bounds of docs/kernels.md, "Correctness"): fp32 relative error < 1e-5 on outputs
+// and < 1e-4 on every gradient, fp64 < 1e-10, fresh seeds, T = 1 and T not a multiple of the tile
+// size, all-zero elastic rows.
 #include "kernels/cpu/fused_attention.h"
 
 #include <torch/torch.h>
@@ -11,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/error.h"
+#include "core/common/registry.h"
 #include "kernels/attention_family.h"
 #include "kernels/cpu/family_kernel.h"
 #include "kernels/torch_compat.h"
@@ -18,7 +21,7 @@
 #include "variants/elastic.h"
 #include "variants/position.h"
 
-// After every torch header (TOOLCHAIN.md: glog's CHECK).
+// After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
 namespace {
@@ -199,6 +202,8 @@ void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention
     if (!ill_conditioned(p, spec, eps, grad_tol)) break;
     CATCH_REQUIRE(attempt < 50);  // a draw away from the kink is the common case
   }
+  // What is compared here is what the registered kernel declares it serves (dispatch asks it).
+  CATCH_CHECK(attnbench::kernels::find_fused_kernel(torch::kCPU)->supports(p.q, p.k, p.v, spec));
   const Result want = run(p, spec, eager), got = run(p, spec, kernel);
   CATCH_REQUIRE(got.names == want.names);
   for (size_t i = 0; i < want.values.size(); ++i) {
@@ -285,6 +290,9 @@ CATCH_TEST_CASE("rows whose elastic weights are all zero match eager and output 
 }
 
 CATCH_TEST_CASE("the fused kernel is registered for the CPU and used through the seam") {
+  CATCH_INFO(attnbench::join(attnbench::registration_errors(), "; "));
+  CATCH_CHECK(attnbench::registration_errors().empty());
+  CATCH_CHECK(attnbench::kernels::fused_kernels().names() == std::vector<std::string>{"cpu"});
   const auto* k = attnbench::kernels::find_fused_kernel(torch::kCPU);
   CATCH_REQUIRE(k != nullptr);
   CATCH_CHECK(k->name == "cpu-tiled");
@@ -319,6 +327,17 @@ CATCH_TEST_CASE("bad inputs are rejected with a message") {
   spec.tau = torch::zeros({3});
   CATCH_REQUIRE_THROWS_WITH(attnbench::kernels::cpu::fused_family_attention(q, q, q, spec),
                             Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+  // The same reasons are what the registered kernel reports to dispatch instead of throwing.
+  const auto* k = attnbench::kernels::find_fused_kernel(torch::kCPU);
+  CATCH_REQUIRE(k != nullptr);
+  CATCH_CHECK_THAT(k->unsupported(q, q, q, spec),
+                   Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+  CATCH_CHECK(!k->supports(q, q, q, spec));
+  spec.tau = torch::zeros({2});
+  CATCH_CHECK(k->supports(q, q, q, spec));
+  auto complex = q.to(torch::kComplexFloat);
+  CATCH_CHECK_THAT(k->unsupported(complex, complex, complex, spec),
+                   Catch::Matchers::Contains("floating-point"));
 }
 
 CATCH_TEST_CASE("fused softmax equals LibTorch's own causal attention") {

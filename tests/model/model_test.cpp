@@ -1,4 +1,4 @@
-// The decoder LM (harness/model): parameter counts against the closed form for every preset and
+// The decoder LM (model/): parameter counts against the closed form for every preset and
 // variant, shapes, causality, init, tying.
 #include <torch/torch.h>
 
@@ -91,7 +91,7 @@ CATCH_TEST_CASE("preset shapes: 340m has 24 layers of width 1024 and SwiGLU widt
   CATCH_CHECK(cfg.model.n_head == 16);
   CATCH_CHECK(cfg.model.d_ffn == 2816);
   CATCH_CHECK(cfg.model.padded_vocab() == 50304);
-  // Written out by hand from DESIGN.md: 2 * 50304 * 1024 (embedding, head) + 24 * (4 * 1024^2 +
+  // Written out by hand from docs/model.md: 2 * 50304 * 1024 (embedding, head) + 24 * (4 * 1024^2 +
   // 3 * 1024 * 2816 + 2 * 1024) + 1024.
   CATCH_CHECK(model::closed_form_parameter_count(cfg.model, cfg.attention) == 411'354'112);
 }

@@ -44,7 +44,7 @@ void fill(Store& s) {
     s.record_evals(id, {eval("piqa", "acc", 0.60, 0.02), eval("piqa", "acc_norm", 0.62, 0.02),
                         eval("arc_easy", "acc", 0.40, 0.03)});
     std::vector<Metric> curve;
-    // The trainer's key is train/loss; loss (DESIGN.md's name) is read as well.
+    // The trainer's key is train/loss; loss (the first design's name) is read as well.
     const std::string key = std::string(id) == "lazy0" ? "train/loss" : "loss";
     for (int step = 0; step <= 100; step += 10) curve.push_back({key, step, 10.0 / (1 + step), 0});
     s.log_metrics(id, curve);

@@ -1,5 +1,5 @@
-// An independent, loop-based implementation of the attention family's formula (DESIGN.md, variant
-// registry; PAPER_NOTES 1.2-1.3), written from the formulas alone: plain nested loops over
+// An independent, loop-based implementation of the attention family's formula (docs/variants.md;
+// docs/paper.md 1.2-1.3), written from the formulas alone: plain nested loops over
 // b, h, i, j in double precision, no code shared with variants/. The tests hold the eager
 // reference (and so the registered variants) to it.
 #pragma once

@@ -1,9 +1,13 @@
-// Properties the family must have whatever its parameters: causality, the reductions between
-// variants, and what Elastic-Softmax keeps (DESIGN.md, issue 2 acceptance).
+// Properties every registered variant must have at its defaults, and the family with each of its
+// options (test::registered_cases, so a new variant file is covered without a new test): causality
+// on the eager and the "auto" path, weights consistent with the output. Then the family's own:
+// the reductions between variants and what Elastic-Softmax keeps (docs/variants.md).
 #include <torch/torch.h>
 
 #include <catch2/catch.hpp>
 
+#include "core/common/error.h"
+#include "core/common/registry.h"
 #include "tests/variants/support.h"
 
 using namespace attnbench;
@@ -24,38 +28,70 @@ void make_tau_positive(torch::nn::Module& m) {
 }
 }  // namespace
 
+CATCH_TEST_CASE("every variant and fused kernel registered without error") {
+  CATCH_INFO(join(registration_errors(), "; "));
+  CATCH_CHECK(registration_errors().empty());
+  CATCH_CHECK(!registered_variants().empty());
+}
+
 CATCH_TEST_CASE("changing inputs after position i never changes outputs at positions <= i") {
+  // Every registered variant (test::registered_cases), on both paths: "auto" runs a fused kernel
+  // where one serves the variant.
   const int64_t B = 2, H = 3, T = 8, D = 4, C = 6;
-  for (bool positive_tau : {false, true}) {
-    for (const auto& c : test::all_cases()) {
-      CATCH_CAPTURE(c.label(), positive_tau);
-      torch::manual_seed(7);
-      auto ctx = test::context(c, H, D, C);
-      auto m = test::build(c, H, D, C);
-      test::randomize_parameters(*m, ctx.attention.params);
-      if (positive_tau) make_tau_positive(*m);
-      auto q = torch::randn({B, H, T, D}, f64), k = torch::randn({B, H, T, D}, f64);
-      auto v = torch::randn({B, H, T, D}, f64), x = torch::randn({B, T, C}, f64);
-      torch::Tensor w;
-      auto out = m->forward(q, k, v, x, &w);
-      if (positive_tau && ctx.attention.params.count("tau_form")) {
-        // Rows keep all their causal weights, which sum to more than 1 without renormalisation.
-        auto causal = torch::ones({T, T}, torch::kBool).tril();
-        CATCH_CHECK(((w > 0) == causal).all().item<bool>());
-      }
-      for (int64_t i : {int64_t{0}, int64_t{3}, T - 2}) {
-        auto later = [&](const torch::Tensor& t, int64_t dim) {
-          auto c2 = t.clone();
-          c2.narrow(dim, i + 1, T - i - 1).normal_(0.0, 3.0);
-          return c2;
-        };
-        auto out2 = m->forward(later(q, 2), later(k, 2), later(v, 2), later(x, 1));
-        double past = (out2 - out).narrow(2, 0, i + 1).abs().max().item<double>();
-        double future = (out2 - out).narrow(2, i + 1, T - i - 1).abs().max().item<double>();
-        CATCH_CHECK(past < 1e-12);
-        CATCH_CHECK(future > 1e-3);  // the perturbation did reach the later positions
+  for (const std::string backend : {"eager", "auto"}) {
+    for (bool positive_tau : {false, true}) {
+      for (const auto& c : test::registered_cases()) {
+        CATCH_CAPTURE(c.label(), backend, positive_tau);
+        torch::manual_seed(7);
+        auto ctx = test::context(c, H, D, C, backend);
+        auto m = test::build(c, H, D, C, backend);
+        test::randomize_parameters(*m, ctx.attention.params);
+        if (positive_tau) make_tau_positive(*m);
+        auto q = torch::randn({B, H, T, D}, f64), k = torch::randn({B, H, T, D}, f64);
+        auto v = torch::randn({B, H, T, D}, f64), x = torch::randn({B, T, C}, f64);
+        auto out = m->forward(q, k, v, x);
+        if (positive_tau && ctx.attention.params.count("tau_form")) {
+          // Rows keep all their causal weights, which sum to more than 1 without renormalisation.
+          torch::Tensor w;
+          m->forward(q, k, v, x, &w);
+          auto causal = torch::ones({T, T}, torch::kBool).tril();
+          CATCH_CHECK(((w > 0) == causal).all().item<bool>());
+        }
+        for (int64_t i : {int64_t{0}, int64_t{3}, T - 2}) {
+          auto later = [&](const torch::Tensor& t, int64_t dim) {
+            auto c2 = t.clone();
+            c2.narrow(dim, i + 1, T - i - 1).normal_(0.0, 3.0);
+            return c2;
+          };
+          auto out2 = m->forward(later(q, 2), later(k, 2), later(v, 2), later(x, 1));
+          double past = (out2 - out).narrow(2, 0, i + 1).abs().max().item<double>();
+          double future = (out2 - out).narrow(2, i + 1, T - i - 1).abs().max().item<double>();
+          CATCH_CHECK(past < 1e-12);
+          CATCH_CHECK(future > 1e-3);  // the perturbation did reach the later positions
+        }
       }
     }
+  }
+}
+
+CATCH_TEST_CASE("every variant's exposed weights are causal and give its output") {
+  // output == weights @ v wherever a variant stores weights; asking for them changes nothing.
+  const int64_t B = 2, H = 3, T = 9, D = 4, C = 6;
+  for (const auto& c : test::registered_cases()) {
+    CATCH_CAPTURE(c.label());
+    torch::manual_seed(17);
+    auto ctx = test::context(c, H, D, C);
+    auto m = test::build(c, H, D, C);
+    test::randomize_parameters(*m, ctx.attention.params);
+    auto q = torch::randn({B, H, T, D}, f64), k = torch::randn({B, H, T, D}, f64);
+    auto v = torch::randn({B, H, T, D}, f64), x = torch::randn({B, T, C}, f64);
+    torch::Tensor w;
+    auto out = m->forward(q, k, v, x, &w);
+    CATCH_CHECK((out - m->forward(q, k, v, x)).abs().max().item<double>() < 1e-12);
+    if (!w.defined()) continue;  // the variant exposes no weights
+    CATCH_REQUIRE(w.sizes() == torch::IntArrayRef({B, H, T, T}));
+    CATCH_CHECK(w.triu(1).abs().max().item<double>() == 0.0);
+    CATCH_CHECK((out - torch::matmul(w.to(f64), v)).abs().max().item<double>() < 1e-12);
   }
 }
 
@@ -142,7 +178,7 @@ CATCH_TEST_CASE("lazy at init (tau = -1) zeroes exactly the weights <= 1/n_i") {
 }
 
 CATCH_TEST_CASE("bf16 inputs: the elastic threshold runs in float32, the output keeps bf16") {
-  // PAPER_NOTES 1.3: in bf16, p + tau/i near tau = -1 rounds wrongly, so the normaliser works in
+  // docs/paper.md 1.3: in bf16, p + tau/i near tau = -1 rounds wrongly, so the normaliser works in
   // float32 whatever the input dtype.
   const int64_t B = 1, H = 2, T = 16, D = 8, C = 8;
   torch::manual_seed(13);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config/attention_schema.h"
 #include "variants/registry.h"
@@ -92,6 +93,18 @@ inline std::vector<Case> all_cases() {
       {"lazy", {{"bias_window", V{int64_t{3}}}}},
       {"lazy", {{"bias_window", V{int64_t{3}}}, {"renormalize", V{true}}}},
   };
+}
+
+// Every registered variant at its defaults (variants::registered_variants()), then the family
+// options of all_cases() that are not a variant's defaults: the property tests iterate these, so
+// that a new variant file is tested without a new test.
+inline std::vector<Case> registered_cases() {
+  std::vector<Case> out;
+  for (const auto& name : registered_variants()) out.push_back({name, {}});
+  for (auto& c : all_cases()) {
+    if (!c.overrides.empty()) out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace attnbench::variants::test

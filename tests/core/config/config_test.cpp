@@ -1,4 +1,4 @@
-// Run-config parsing, overrides, validation, canonical JSON and run ids (issue 2, item 2).
+// Run-config parsing, overrides, validation, canonical JSON and run ids.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -37,7 +37,7 @@ CATCH_TEST_CASE("empty config resolves the tiny preset and the softmax baseline"
   CATCH_CHECK_FALSE(c.attention.has("tau_form"));  // does not apply to softmax
 }
 
-CATCH_TEST_CASE("presets give the sizes of DESIGN.md") {
+CATCH_TEST_CASE("presets give the sizes of docs/model.md") {
   auto m = [](const std::string& p) { return parse("[model]\npreset = \"" + p + "\"").model; };
   CATCH_CHECK(m("small").n_layer == 6);
   CATCH_CHECK(m("small").d_ffn == 1024);

@@ -46,7 +46,7 @@ import json, struct, sys, xml.dom.minidom, os
 d = json.load(open(sys.argv[1]))
 assert d["window"] == 16 and d["windows"] == 4, (d["window"], d["windows"])
 assert len(d["layers"]) == 1 and len(d["layers"][0]["heads"]) == 2
-assert d["tau_stat"] == "tau"
+assert [v["name"] for v in d["learned"]] == ["tau", "distance_bias"], d["learned"]
 m = d["model"]
 for k in ("sink_mass", "sparsity", "row_mass_mean", "zero_rows"):
     assert 0 <= m[k] <= 1, (k, m[k])
@@ -82,7 +82,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["fixed_token_position"] == 3, d["fixed_token_position"]
 assert 0 < d["model"]["fixed_token_mass"] <= 1
-assert d["tau_stat"] == ""
+assert d["learned"] == [], d["learned"]  # softmax learns nothing in its attention
 PY
 
 # --text needs the GPT-2 tokenizer from the data folder.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `attnbench variants`: the five presets in the listing and in JSON, with each parameter's type,
+# `attnbench variants`: every registered variant (as many as RegisterVariant objects in variants/,
+# the paper's among them) in the listing and in JSON, with each parameter's type,
 # default, allowed values, bounds, doc and applies_if; a bad --format is a usage error (exit 2).
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -7,17 +8,20 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$ATTNBENCH" variants > "$tmp/table"
-for name in alibi elastic lazy rope_bias softmax; do
+for name in alibi elastic lazy rope_bias sigmoid softmax; do
   grep -q "^$name\$" "$tmp/table" || fail "variant $name missing from the listing"
 done
 grep -q 'tau_form .*one of per_head_over_len | per_token | per_head_const; when normalizer is elastic' \
   "$tmp/table" || fail "tau_form's allowed values and condition missing from the listing"
 
 "$ATTNBENCH" variants --format json > "$tmp/json"
-python3 - "$tmp/json" <<'PY'
-import json, sys
+python3 - "$tmp/json" "$ATTNBENCH_SOURCE_DIR/variants" <<'PY'
+import json, pathlib, re, sys
 variants = {v["name"]: v for v in json.load(open(sys.argv[1]))}
-assert sorted(variants) == ["alibi", "elastic", "lazy", "rope_bias", "softmax"], sorted(variants)
+registrations = sum(len(re.findall(r"\bconst\s+RegisterVariant\s+\w+\s*[({]", f.read_text()))
+                    for f in pathlib.Path(sys.argv[2]).glob("*.cpp"))
+assert len(variants) == registrations, (sorted(variants), registrations)
+assert {"alibi", "elastic", "lazy", "rope_bias", "sigmoid", "softmax"} <= set(variants), sorted(variants)
 for v in variants.values():
     assert v["description"], v["name"]
     for p in v["parameters"]:

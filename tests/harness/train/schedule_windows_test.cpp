@@ -1,11 +1,13 @@
 // The learning-rate schedule, the window samplers and the weight-decay grouping.
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include <catch2/catch.hpp>
 
+#include "core/config/attention_schema.h"
 #include "harness/train/optimizer.h"
 #include "harness/train/schedule.h"
 #include "harness/train/windows.h"
@@ -105,14 +107,45 @@ CATCH_TEST_CASE("validation windows: sequential, targets not overlapping, capped
   CATCH_CHECK(capped.count() == 3);
 }
 
-CATCH_TEST_CASE("weight decay applies to matrices only, not norms, biases, tau or distance bias") {
+CATCH_TEST_CASE("weight decay outside variants: matrices decay, vectors and biases do not") {
   CATCH_CHECK(train::decays("blocks.0.attn.q.weight", torch::zeros({4, 4})));
   CATCH_CHECK(train::decays("embedding.weight", torch::zeros({10, 4})));
   CATCH_CHECK_FALSE(train::decays("blocks.0.attn_norm.weight", torch::zeros({4})));
-  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.distance_bias", torch::zeros({4, 16})));
-  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau", torch::zeros({4})));
-  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau_proj.weight", torch::zeros({4, 8})));
-  CATCH_CHECK_FALSE(train::decays("blocks.0.attn.core.tau_proj.bias", torch::zeros({4})));
+  CATCH_CHECK_FALSE(train::decays("blocks.0.mlp.up.bias", torch::zeros({4, 4})));
+}
+
+namespace {
+// The grouping before variants declared their own decay (a name rule): matrices decay unless their
+// leaf name contains "bias" or their name contains "tau". Every existing variant must keep it.
+bool name_rule(const std::string& name, const torch::Tensor& p) {
+  const std::string leaf = name.substr(name.rfind('.') + 1);
+  return p.dim() >= 2 && leaf.find("bias") == std::string::npos && name.find("tau") == std::string::npos;
+}
+}  // namespace
+
+CATCH_TEST_CASE("weight decay groups of every preset and tau form equal the name rule") {
+  std::vector<std::pair<std::string, std::string>> cases;
+  for (const auto& name : config::variant_names()) cases.push_back({name, ""});
+  for (const char* form : {"per_token", "per_head_const"}) cases.push_back({"lazy", form});
+  cases.push_back({"elastic", "per_token"});
+  for (const auto& [variant, form] : cases) {
+    CATCH_INFO(variant << " " << form);
+    auto cfg = config::parse_run_config(
+        "[model]\npreset = \"tiny\"\nvocab_size = 64\n[attention]\nvariant = \"" + variant +
+            "\"\n" + (form.empty() ? "" : "tau_form = \"" + form + "\"\n") +
+            "[data]\nfixed_token_id = 0\n",
+        "t.toml");
+    model::DecoderLM m(cfg);
+    const auto params = m->named_parameters();
+    std::vector<std::string> decayed, kept;
+    for (const auto& [name, decays] : train::decay_plan(*m)) {
+      CATCH_INFO(name);
+      CATCH_CHECK(decays == name_rule(name, params[name]));
+      (decays ? decayed : kept).push_back(name);
+    }
+    CATCH_CHECK(decayed.size() + kept.size() == params.size());
+    CATCH_CHECK(std::find(decayed.begin(), decayed.end(), "blocks.0.attn.q.weight") != decayed.end());
+  }
 }
 
 CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projection matrices") {
@@ -131,13 +164,12 @@ CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projectio
   const std::vector<std::string> matrices = {".q.weight", ".k.weight", ".v.weight", ".o.weight",
                                              ".gate.weight", ".up.weight", ".down.weight"};
   int64_t expected = 0, distance_bias = 0;
-  for (auto& item : m->named_parameters()) {
-    const std::string& n = item.key();
+  for (const auto& [n, decays] : train::decay_plan(*m)) {
     bool matrix = n == "embedding.weight" || n == "lm_head.weight";
     for (auto& suffix : matrices)
       matrix |= n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
     CATCH_INFO(n);
-    CATCH_CHECK(train::decays(n, item.value()) == matrix);
+    CATCH_CHECK(decays == matrix);
     expected += matrix;
     distance_bias += n.find("distance_bias") != std::string::npos;
   }

@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "harness/train/trainer.h"
 #include "model/checkpoint_dir.h"
+#include "model/checkpoint_model.h"
 #include "tests/harness/train/train_fixture.h"
 
 using namespace attnbench;
@@ -109,7 +110,7 @@ CATCH_TEST_CASE("stopping and resuming reproduces the uninterrupted losses exact
     };
     CATCH_REQUIRE_THROWS_WITH(train::train_run(cfg, dir.path() / "resumed", nullptr, opts),
                               "simulated kill");
-    CATCH_REQUIRE(train::load_checkpoint(dir.path() / "resumed").step == 5);
+    CATCH_REQUIRE(model::load_model(dir.path() / "resumed").step == 5);
     auto second = train::train_run(cfg, dir.path() / "resumed", nullptr, quiet());
     CATCH_REQUIRE(second.status == "finished");
     CATCH_CHECK(second.val_loss == straight.val_loss);
@@ -118,8 +119,8 @@ CATCH_TEST_CASE("stopping and resuming reproduces the uninterrupted losses exact
   for (const char* key : {"train/loss", "train/grad_norm", "val/loss"}) {
     CATCH_CHECK(read_metric(dir.path() / "resumed", key) == read_metric(dir.path() / "straight", key));
   }
-  auto a = train::load_checkpoint(dir.path() / "straight");
-  auto b = train::load_checkpoint(dir.path() / "resumed");
+  auto a = model::load_model(dir.path() / "straight");
+  auto b = model::load_model(dir.path() / "resumed");
   CATCH_REQUIRE(a.step == 12);
   CATCH_REQUIRE(b.step == 12);
   auto pa = a.model->named_parameters(), pb = b.model->named_parameters();
@@ -156,7 +157,7 @@ CATCH_TEST_CASE("a non-finite loss or gradient stops the run as diverged, keepin
   CATCH_CHECK(r.step >= 1);  // the first step was finite and checkpointed
   CATCH_CHECK(r.step < 50);
   // The checkpoint is the one of the last finite step, loads, and holds finite weights.
-  auto loaded = train::load_checkpoint(dir.path() / "run");
+  auto loaded = model::load_model(dir.path() / "run");
   CATCH_CHECK(loaded.step == r.step);
   for (auto& p : loaded.model->parameters()) CATCH_CHECK(torch::isfinite(p).all().item<bool>());
   auto status = nlohmann::json::parse(std::ifstream(dir.path() / "run" / "status.json"));
@@ -175,7 +176,7 @@ CATCH_TEST_CASE("a truncated or incomplete checkpoint is detected, never loaded"
 
   CATCH_SECTION("truncated model file") {
     fs::resize_file(ckpt / "model.pt", fs::file_size(ckpt / "model.pt") / 2);
-    CATCH_REQUIRE_THROWS_WITH(train::load_checkpoint(run),
+    CATCH_REQUIRE_THROWS_WITH(model::load_model(run),
                               Catch::Matchers::Contains("model.pt is") &&
                                   Catch::Matchers::Contains("truncated"));
     CATCH_REQUIRE_THROWS_AS(train::train_run(cfg, run, nullptr, quiet()), UsageError);
@@ -195,7 +196,7 @@ CATCH_TEST_CASE("a truncated or incomplete checkpoint is detected, never loaded"
   }
   CATCH_SECTION("manifest missing (a write that never completed)") {
     fs::remove(ckpt / "MANIFEST.json");
-    CATCH_REQUIRE_THROWS_WITH(train::load_checkpoint(run),
+    CATCH_REQUIRE_THROWS_WITH(model::load_model(run),
                               Catch::Matchers::Contains("MANIFEST.json is missing"));
   }
 }
@@ -211,7 +212,7 @@ CATCH_TEST_CASE("a kill between the two renames of a checkpoint swap leaves a lo
   fs::rename(run / "checkpoint", run / "checkpoint.prev");
   fs::create_directories(run / "checkpoint.tmp");
   CATCH_CHECK(model::find_checkpoint(run) == run / "checkpoint.prev");
-  CATCH_CHECK(train::load_checkpoint(run).step == 2);
+  CATCH_CHECK(model::load_model(run).step == 2);
 }
 
 CATCH_TEST_CASE("bad training inputs are rejected before any work") {
