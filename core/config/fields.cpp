@@ -56,10 +56,9 @@ std::function<std::string(const std::string&, const RunConfig&)> one_of(
   };
 }
 
-std::vector<Field> build() {
+// [model]: the size preset, the shape that overrides it, normalisation and initialisation.
+void add_model_fields(std::vector<Field>& f) {
   using RC = RunConfig;
-  std::vector<Field> f;
-  // [model]
   f.push_back(field("model", &RC::model, &ModelConfig::preset, "preset",
                     "size preset: tiny | small | 125m | 340m | 760m (defaults for the sizes below)",
                     one_of({"tiny", "small", "125m", "340m", "760m"})));
@@ -92,7 +91,11 @@ std::vector<Field> build() {
   f.push_back(field("model", &RC::model, &ModelConfig::init_std, "init_std",
                     "std of the normal init (residual projections scaled by 1/sqrt(2 n_layer))",
                     positive()));
-  // [data]
+}
+
+// [data]: the shards, and the fixed token of the Mask@k ablation.
+void add_data_fields(std::vector<Field>& f) {
+  using RC = RunConfig;
   f.push_back(field("data", &RC::data, &DataConfig::train, "train",
                     "training shards: an llm.c .bin file, a folder of them, or a glob"));
   f.push_back(field("data", &RC::data, &DataConfig::val, "val",
@@ -118,7 +121,11 @@ std::vector<Field> build() {
         }
         return "";
       }));
-  // [train]
+}
+
+// [train], the steps and their batches: seed, step count, micro-batch and accumulation.
+void add_train_batch_fields(std::vector<Field>& f) {
+  using RC = RunConfig;
   f.push_back(field("train", &RC::train, &TrainConfig::seed, "seed",
                     "seed of initialisation and data order", at_least<int64_t>(0)));
   f.push_back(field("train", &RC::train, &TrainConfig::steps, "steps", "optimizer steps",
@@ -136,6 +143,11 @@ std::vector<Field> build() {
         }
         return "";
       }));
+}
+
+// [train], the optimizer: AdamW, its learning-rate schedule and clipping.
+void add_optimizer_fields(std::vector<Field>& f) {
+  using RC = RunConfig;
   f.push_back(field("train", &RC::train, &TrainConfig::lr, "lr", "peak learning rate", positive()));
   f.push_back(field("train", &RC::train, &TrainConfig::min_lr_ratio, "min_lr_ratio",
                     "cosine decay ends at lr * min_lr_ratio", in_unit(false)));
@@ -151,6 +163,11 @@ std::vector<Field> build() {
                     positive()));
   f.push_back(field("train", &RC::train, &TrainConfig::grad_clip, "grad_clip",
                     "global gradient-norm clip; 0 = off", at_least<double>(0)));
+}
+
+// [train], how the run proceeds: logging, validation, checkpoints, threads, device.
+void add_train_run_fields(std::vector<Field>& f) {
+  using RC = RunConfig;
   f.push_back(field("train", &RC::train, &TrainConfig::log_interval, "log_interval",
                     "progress line every N steps", at_least<int64_t>(1)));
   f.push_back(field("train", &RC::train, &TrainConfig::eval_interval, "eval_interval",
@@ -166,7 +183,11 @@ std::vector<Field> build() {
                     at_least<int64_t>(0)));
   f.push_back(field("train", &RC::train, &TrainConfig::device, "device", "auto | cpu | cuda",
                     one_of({"auto", "cpu", "cuda"})));
-  // [eval] (tasks, a list, is handled beside these scalars in run_config.cpp)
+}
+
+// [eval] (tasks, a list, is handled beside these scalars in run_config.cpp).
+void add_eval_fields(std::vector<Field>& f) {
+  using RC = RunConfig;
   f.push_back(field("eval", &RC::eval, &EvalConfig::limit, "limit",
                     "score only the first N items of each task; 0 = all", at_least<int64_t>(0)));
   f.push_back(field("eval", &RC::eval, &EvalConfig::batch_size, "batch_size",
@@ -174,6 +195,18 @@ std::vector<Field> build() {
   f.push_back(field("eval", &RC::eval, &EvalConfig::bos, "bos",
                     "BOS policy: none (lm-eval's default for GPT-2 tokenizers) | prepend",
                     one_of({"none", "prepend"})));
+}
+
+// The order of these calls is the order `attnbench config --schema` lists the keys in and the
+// order their checks run in (the first failing one is reported).
+std::vector<Field> build() {
+  std::vector<Field> f;
+  add_model_fields(f);
+  add_data_fields(f);
+  add_train_batch_fields(f);
+  add_optimizer_fields(f);
+  add_train_run_fields(f);
+  add_eval_fields(f);
   return f;
 }
 

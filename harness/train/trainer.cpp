@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,18 +62,10 @@ void write_status(const fs::path& run_dir, const TrainResult& r) {
   model::write_file_atomic(run_dir / "status.json", j.dump(2) + "\n");
 }
 
-}  // namespace
-
-TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, MetricSink* sink,
-                      const TrainOptions& opts) {
-  TrainingData data = preflight(cfg);
-  const auto& tc = cfg.train;
-  const int64_t T = cfg.model.context_length, B = tc.batch_size;
-  const int64_t micro_steps = accumulation_steps(tc, cfg.model);
-  const int64_t tokens_per_step = micro_steps * B * T;
-
-  fs::create_directories(run_dir);
-  RunLock lock(run_dir);
+// A run folder's checkpoint, when it has one, checked against its manifest and against `cfg`: a
+// folder belongs to one run, so a checkpoint of another config is refused rather than resumed.
+std::optional<fs::path> checkpoint_of_this_run(const config::RunConfig& cfg,
+                                               const fs::path& run_dir) {
   auto existing = model::find_checkpoint(run_dir);
   if (existing) {
     model::verify_checkpoint(*existing);
@@ -83,8 +76,170 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
                        config::config_hash(cfg) + "); use another --out folder");
     }
   }
+  return existing;
+}
+
+// The state a run starts from: a fresh one (only the data fingerprint set), or everything the
+// checkpoint holds, loaded into `model`, `optimizer` and the generator, with `windows` moved to
+// where the checkpointed run left off.
+model::TrainState starting_state(const config::RunConfig& cfg, const fs::path& run_dir,
+                                 const std::optional<fs::path>& existing,
+                                 model::DecoderLMImpl& model, torch::optim::AdamW& optimizer,
+                                 TrainWindows& windows, Progress& progress) {
+  model::TrainState state;
+  state.train_starts = windows.total_starts();
+  if (!existing) return state;
+  state = model::restore_checkpoint(*existing, model, &optimizer);
+  // The number of window starts fingerprints the shards: other data under the same paths would
+  // silently train a different run.
+  if (state.train_starts != windows.total_starts()) {
+    throw UsageError("the training shards (" + cfg.data.train + ") changed since the checkpoint "
+                     "in " + existing->string() + " was written; resuming would not reproduce "
+                     "the run");
+  }
+  windows.set_cursor(state.data_cursor);
+  progress.note(fmt::format("resuming {} at step {}", run_dir.string(), state.step));
+  return state;
+}
+
+// The loss and gradient norm of one optimizer step, before its update is applied.
+struct StepGradients {
+  double loss;       // mean over the step's micro-batches
+  double grad_norm;  // global norm before clipping
+};
+
+// The step loop of one run, over the objects train_run set up (in the order the seed and a
+// resume depend on). Every step's decisions (log, validate, checkpoint, stop) live here.
+struct StepLoop {
+  const config::RunConfig& cfg;
+  const fs::path& run_dir;
+  const TrainOptions& opts;
+  model::DecoderLMImpl& model;
+  torch::optim::AdamW& optimizer;
+  TrainWindows& windows;
+  const ValWindows& val;
+  Progress& progress;
+  JsonlMetricSink& jsonl;  // flushed on its own: a checkpoint records its size
+  MetricSink& metrics;     // jsonl and the caller's sink
+  model::TrainState& state;
+
+  const config::TrainConfig& tc = cfg.train;
+  const int64_t T = cfg.model.context_length, B = tc.batch_size;
+  const int64_t micro_steps = accumulation_steps(tc, cfg.model);
+  const int64_t tokens_per_step = micro_steps * B * T;
+  std::vector<int64_t> buf = std::vector<int64_t>(static_cast<size_t>(B * (T + 1)));
+  std::vector<torch::Tensor> params = model.parameters();
+
+  TrainResult run() {
+    if (state.step >= tc.steps) return finish("finished");
+    using clock = std::chrono::steady_clock;
+    while (state.step < tc.steps) {
+      auto start = clock::now();
+      const double lr = learning_rate(tc, state.step);
+      set_learning_rate(optimizer, lr);
+      const StepGradients g = accumulate_gradients();
+      if (!std::isfinite(g.loss) || !std::isfinite(g.grad_norm)) return diverged(g);
+      optimizer.step();
+      state.step += 1;
+      state.train_loss = g.loss;
+      log_step(lr, g, std::chrono::duration<double>(clock::now() - start).count());
+
+      const bool last = state.step == tc.steps;
+      if (last || due(tc.eval_interval)) validate();
+      const bool stop = !last && opts.should_stop && opts.should_stop();
+      if (last || stop || due(tc.checkpoint_interval)) checkpoint();
+      if (stop) return interrupted();
+    }
+    return finish("finished");
+  }
+
+  // True on every `interval`-th step; 0 = never (the last step is handled by the caller).
+  bool due(int64_t interval) const { return interval > 0 && state.step % interval == 0; }
+
+  // Gradients of one optimizer step, accumulated over micro_steps micro-batches (each loss scaled
+  // by 1 / micro_steps, so the sum is the gradient of the mean), then clipped.
+  StepGradients accumulate_gradients() {
+    optimizer.zero_grad();
+    double loss_sum = 0.0;
+    for (int64_t m = 0; m < micro_steps; ++m) {
+      windows.next(B, buf.data());
+      auto w = torch::from_blob(buf.data(), {B, T + 1}, torch::kLong);
+      auto loss = window_loss(model, w);
+      (loss / static_cast<double>(micro_steps)).backward();
+      loss_sum += loss.item<double>();
+    }
+    const double loss = loss_sum / static_cast<double>(micro_steps);
+    // Clip to grad_clip (0 = off: the norm is still measured, for the log and the guard).
+    const double grad_norm = torch::nn::utils::clip_grad_norm_(
+        params, tc.grad_clip > 0 ? tc.grad_clip : std::numeric_limits<double>::infinity());
+    return {loss, grad_norm};
+  }
+
+  // Divergence guard: no update from a non-finite loss or gradient; the last checkpoint stays.
+  TrainResult diverged(const StepGradients& g) {
+    state.train_loss = g.loss;
+    metrics.log_metric("train/loss", state.step + 1, g.loss);
+    progress.note(fmt::format("diverged at step {}: loss {}, gradient norm {}; the last good "
+                              "checkpoint is kept",
+                              state.step + 1, g.loss, g.grad_norm));
+    return finish("diverged");
+  }
+
+  void log_step(double lr, const StepGradients& g, double seconds) {
+    metrics.log_metric("train/loss", state.step, g.loss);
+    metrics.log_metric("train/lr", state.step, lr);
+    metrics.log_metric("train/grad_norm", state.step, g.grad_norm);
+    if (state.step % std::max<int64_t>(1, tc.log_interval) == 0) {
+      metrics.log_metric("train/tokens_per_s", state.step,
+                         static_cast<double>(tokens_per_step) / seconds);
+    }
+    progress.step(state.step, g.loss, lr, tokens_per_step, seconds);
+  }
+
+  void validate() {
+    state.val_loss = validation_loss(model, val, B, T);
+    if (std::isfinite(state.val_loss)) {
+      metrics.log_metric("val/loss", state.step, state.val_loss);
+      progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
+    }
+  }
+
+  void checkpoint() {
+    state.metrics_bytes = jsonl.flush();
+    state.data_cursor = windows.cursor();
+    model::save_checkpoint(run_dir, cfg, model, optimizer, state);
+  }
+
+  TrainResult interrupted() {
+    progress.note(fmt::format("interrupted at step {}; checkpoint saved, run the same command "
+                              "to resume",
+                              state.step));
+    return finish("interrupted");
+  }
+
+  TrainResult finish(const std::string& status) {
+    progress.finish();
+    TrainResult r{status, state.step, state.train_loss, state.val_loss};
+    jsonl.flush();
+    write_status(run_dir, r);
+    return r;
+  }
+};
+
+}  // namespace
+
+TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, MetricSink* sink,
+                      const TrainOptions& opts) {
+  TrainingData data = preflight(cfg);
+  const auto& tc = cfg.train;
+  const int64_t T = cfg.model.context_length;
+
+  fs::create_directories(run_dir);
+  RunLock lock(run_dir);
+  const auto existing = checkpoint_of_this_run(cfg, run_dir);
   if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
 
+  // The seed is set right before the model is built: the initial weights depend on it alone.
   torch::manual_seed(static_cast<uint64_t>(tc.seed));
   model::DecoderLM model(cfg);
   model->train();
@@ -93,102 +248,18 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
                        cfg.data.fixed_token_position, cfg.data.fixed_token_id);
   ValWindows val(&data.val, T, tc.eval_tokens);
 
-  model::TrainState state;
-  state.train_starts = windows.total_starts();
   Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet);
-  if (existing) {
-    state = model::restore_checkpoint(*existing, *model, optimizer.get());
-    if (state.train_starts != windows.total_starts()) {
-      throw UsageError("the training shards (" + cfg.data.train + ") changed since the checkpoint "
-                       "in " + existing->string() + " was written; resuming would not reproduce "
-                       "the run");
-    }
-    windows.set_cursor(state.data_cursor);
-    progress.note(fmt::format("resuming {} at step {}", run_dir.string(), state.step));
-  }
+  model::TrainState state =
+      starting_state(cfg, run_dir, existing, *model, *optimizer, windows, progress);
   model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   // A fresh run starts an empty metrics file; a resumed one drops what was logged after its
   // checkpoint (those steps are about to be redone, identically).
   JsonlMetricSink jsonl(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
   TeeSink metrics({&jsonl, sink});
 
-  auto checkpoint = [&] {
-    state.metrics_bytes = jsonl.flush();
-    state.data_cursor = windows.cursor();
-    model::save_checkpoint(run_dir, cfg, *model, *optimizer, state);
-  };
-  auto finish = [&](const std::string& status) {
-    progress.finish();
-    TrainResult r{status, state.step, state.train_loss, state.val_loss};
-    jsonl.flush();
-    write_status(run_dir, r);
-    return r;
-  };
-  if (state.step >= tc.steps) return finish("finished");
-
-  std::vector<int64_t> buf(static_cast<size_t>(B * (T + 1)));
-  auto params = model->parameters();
-  using clock = std::chrono::steady_clock;
-  while (state.step < tc.steps) {
-    auto start = clock::now();
-    const double lr = learning_rate(tc, state.step);
-    set_learning_rate(*optimizer, lr);
-    optimizer->zero_grad();
-    double loss_sum = 0.0;
-    for (int64_t m = 0; m < micro_steps; ++m) {
-      windows.next(B, buf.data());
-      auto w = torch::from_blob(buf.data(), {B, T + 1}, torch::kLong);
-      auto loss = window_loss(*model, w);
-      (loss / static_cast<double>(micro_steps)).backward();
-      loss_sum += loss.item<double>();
-    }
-    const double loss = loss_sum / static_cast<double>(micro_steps);
-    // Clip to grad_clip (0 = off: the norm is still measured, for the log and the guard).
-    const double grad_norm = torch::nn::utils::clip_grad_norm_(
-        params, tc.grad_clip > 0 ? tc.grad_clip : std::numeric_limits<double>::infinity());
-    if (!std::isfinite(loss) || !std::isfinite(grad_norm)) {
-      // Divergence guard: no update from a non-finite loss or gradient; the last checkpoint stays.
-      state.train_loss = loss;
-      metrics.log_metric("train/loss", state.step + 1, loss);
-      progress.note(fmt::format("diverged at step {}: loss {}, gradient norm {}; the last good "
-                                "checkpoint is kept",
-                                state.step + 1, loss, grad_norm));
-      return finish("diverged");
-    }
-    optimizer->step();
-    state.step += 1;
-    state.train_loss = loss;
-    const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-
-    metrics.log_metric("train/loss", state.step, loss);
-    metrics.log_metric("train/lr", state.step, lr);
-    metrics.log_metric("train/grad_norm", state.step, grad_norm);
-    if (state.step % std::max<int64_t>(1, tc.log_interval) == 0) {
-      metrics.log_metric("train/tokens_per_s", state.step,
-                         static_cast<double>(tokens_per_step) / seconds);
-    }
-    progress.step(state.step, loss, lr, tokens_per_step, seconds);
-
-    const bool last = state.step == tc.steps;
-    if (last || (tc.eval_interval > 0 && state.step % tc.eval_interval == 0)) {
-      state.val_loss = validation_loss(*model, val, B, T);
-      if (std::isfinite(state.val_loss)) {
-        metrics.log_metric("val/loss", state.step, state.val_loss);
-        progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
-      }
-    }
-    const bool stop = !last && opts.should_stop && opts.should_stop();
-    if (last || stop || (tc.checkpoint_interval > 0 && state.step % tc.checkpoint_interval == 0)) {
-      checkpoint();
-    }
-    if (stop) {
-      progress.note(fmt::format("interrupted at step {}; checkpoint saved, run the same command "
-                                "to resume",
-                                state.step));
-      return finish("interrupted");
-    }
-  }
-  return finish("finished");
+  StepLoop loop{cfg, run_dir, opts, *model, *optimizer, windows, val, progress, jsonl, metrics,
+                state};
+  return loop.run();
 }
 
 }  // namespace attnbench::train
