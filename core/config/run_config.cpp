@@ -91,17 +91,20 @@ std::string AttentionConfig::get_string(const std::string& key) const {
   return param<std::string>(params, key);
 }
 
-RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
+namespace {
+
+// Reads a parsed TOML table into a RunConfig, remembering where every key and value came from so
+// that later checks can point at them.
+struct ConfigReader {
   RunConfig cfg;
-  cfg.source = source;
+  std::string source;
   std::map<std::string, SourceLocation> where;      // dotted key -> its value's position
   std::map<std::string, SourceLocation> key_where;  // dotted key -> the key's position
   ParamMap attention_overrides;
-  SourceLocation file_loc{source};
 
-  for (auto& [section_key, section_node] : table) {
-    std::string section(section_key.str());
-    SourceLocation sec_loc = location_of(section_key.source(), section, source);
+  void read_section(const toml::key& section_key, const toml::node& section_node) {
+    const std::string section(section_key.str());
+    const SourceLocation sec_loc = location_of(section_key.source(), section, source);
     const auto& sections = section_names();
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
       throw InputError(sec_loc, "unknown section [" + section + "]" +
@@ -111,93 +114,116 @@ RunConfig resolve_run_config(const toml::table& table, const std::string& source
     const toml::table* sec = section_node.as_table();
     if (!sec) throw InputError(sec_loc, "[" + section + "] must be a table");
     where[section] = sec_loc;
-    for (auto& [k, node] : *sec) {
-      std::string key(k.str());
-      std::string dotted = section + "." + key;
-      // Errors about a value point at the value, errors about the key (unknown) at the key.
-      SourceLocation loc = location_of(node.source(), dotted, source);
-      SourceLocation key_loc = location_of(k.source(), dotted, source);
-      where[dotted] = loc;
-      key_where[dotted] = key_loc;
-      if (section == "attention") {
-        auto v = scalar(node);
-        if (!v) throw InputError(loc, dotted + " must be a scalar (got " + node_kind(node) + ")");
-        if (key == "variant" || key == "backend") {
-          std::string s = std::get<std::string>(coerce(*v, ValueType::String, loc, dotted));
-          (key == "variant" ? cfg.attention.variant : cfg.attention.backend) = s;
-        } else {
-          attention_overrides[key] = *v;
-        }
-        continue;
-      }
-      if (section == "eval" && key == "task_limits") {
-        const toml::table* lt = node.as_table();
-        if (!lt) throw InputError(loc, "eval.task_limits must be a table of task = limit");
-        for (auto& [task, n] : *lt) {
-          auto v = n.value<int64_t>();
-          if (!n.is_integer() || *v < 1) {
-            throw InputError(location_of(n.source(), dotted, source),
-                             "eval.task_limits." + std::string(task.str()) + " must be an int >= 1");
-          }
-          cfg.eval.task_limits[std::string(task.str())] = *v;
-        }
-        continue;
-      }
-      if (section == "eval" && key == "tasks") {
-        const toml::array* arr = node.as_array();
-        if (!arr) throw InputError(loc, "eval.tasks must be an array of task names");
-        for (auto& t : *arr) {
-          if (!t.is_string()) throw InputError(loc, "eval.tasks must be an array of strings");
-          cfg.eval.tasks.push_back(t.as_string()->get());
-        }
-        continue;
-      }
-      const Field* f = find_field(section, key);
-      if (!f) {
-        auto names = field_names(section);
-        throw InputError(key_loc, "unknown key " + dotted + did_you_mean(key, names) +
-                                  "; valid keys in [" + section + "]: " + join(names));
-      }
-      auto v = scalar(node);
-      if (!v) throw InputError(loc, dotted + " must be of type " + type_name(f->type) + " (got " +
-                                        node_kind(node) + ")");
-      f->set(cfg, coerce(*v, f->type, loc, dotted));
+    for (auto& [k, node] : *sec) read_key(section, k, node);
+  }
+
+  void read_key(const std::string& section, const toml::key& k, const toml::node& node) {
+    const std::string key(k.str());
+    const std::string dotted = section + "." + key;
+    // Errors about a value point at the value, errors about the key (unknown) at the key.
+    const SourceLocation loc = location_of(node.source(), dotted, source);
+    const SourceLocation key_loc = location_of(k.source(), dotted, source);
+    where[dotted] = loc;
+    key_where[dotted] = key_loc;
+    if (section == "attention") return read_attention(key, node, loc);
+    if (dotted == "eval.task_limits") return read_task_limits(node, loc);
+    if (dotted == "eval.tasks") return read_tasks(node, loc);
+    const Field* f = find_field(section, key);
+    if (!f) {
+      auto names = field_names(section);
+      throw InputError(key_loc, "unknown key " + dotted + did_you_mean(key, names) +
+                                    "; valid keys in [" + section + "]: " + join(names));
+    }
+    auto v = scalar(node);
+    if (!v) throw InputError(loc, dotted + " must be of type " + type_name(f->type) + " (got " +
+                                      node_kind(node) + ")");
+    f->set(cfg, coerce(*v, f->type, loc, dotted));
+  }
+
+  // [attention]: variant and backend are fixed keys; the rest is the variant's, checked against
+  // its schema once the variant is known.
+  void read_attention(const std::string& key, const toml::node& node, const SourceLocation& loc) {
+    const std::string dotted = "attention." + key;
+    auto v = scalar(node);
+    if (!v) throw InputError(loc, dotted + " must be a scalar (got " + node_kind(node) + ")");
+    if (key == "variant" || key == "backend") {
+      std::string s = std::get<std::string>(coerce(*v, ValueType::String, loc, dotted));
+      (key == "variant" ? cfg.attention.variant : cfg.attention.backend) = s;
+    } else {
+      attention_overrides[key] = *v;
     }
   }
 
-  auto loc_of = [&](const std::string& dotted) {
+  void read_task_limits(const toml::node& node, const SourceLocation& loc) {
+    const toml::table* lt = node.as_table();
+    if (!lt) throw InputError(loc, "eval.task_limits must be a table of task = limit");
+    for (auto& [task, n] : *lt) {
+      auto v = n.value<int64_t>();
+      if (!n.is_integer() || *v < 1) {
+        throw InputError(location_of(n.source(), "eval.task_limits", source),
+                         "eval.task_limits." + std::string(task.str()) + " must be an int >= 1");
+      }
+      cfg.eval.task_limits[std::string(task.str())] = *v;
+    }
+  }
+
+  void read_tasks(const toml::node& node, const SourceLocation& loc) {
+    const toml::array* arr = node.as_array();
+    if (!arr) throw InputError(loc, "eval.tasks must be an array of task names");
+    for (auto& t : *arr) {
+      if (!t.is_string()) throw InputError(loc, "eval.tasks must be an array of strings");
+      cfg.eval.tasks.push_back(t.as_string()->get());
+    }
+  }
+
+  // Where to point an error about `dotted`: its value, else its section, else the file.
+  SourceLocation loc_of(const std::string& dotted) const {
     if (auto it = where.find(dotted); it != where.end()) return it->second;
-    auto sec = dotted.substr(0, dotted.find('.'));
-    if (auto it = where.find(sec); it != where.end()) return it->second;
-    return file_loc;
-  };
-
-  resolve_model_preset(cfg, loc_of("model.preset"));
-  try {
-    check_backend(cfg.attention.backend);
-  } catch (const UsageError& e) {
-    throw InputError(loc_of("attention.backend"), e.what());
+    if (auto it = where.find(dotted.substr(0, dotted.find('.'))); it != where.end()) {
+      return it->second;
+    }
+    return SourceLocation{source};
   }
-  cfg.attention.params = resolve_params(cfg.attention.variant, attention_overrides,
-                                        [&](const std::string& key) {
-                                          // Attention messages name the key: point at it.
-                                          auto it = key_where.find("attention." + key);
-                                          return it != key_where.end() ? it->second
-                                                                       : loc_of("attention");
-                                        });
-  for (auto& f : fields()) {
-    if (!f.check) continue;
-    std::string problem = f.check(cfg);
-    if (!problem.empty()) {
-      std::string dotted = f.section + "." + f.name;
-      throw InputError(loc_of(dotted), dotted + " " + problem);
+
+  // Presets, the backend, the variant's parameters, every field's check, the variant's checks.
+  void resolve_and_check() {
+    resolve_model_preset(cfg, loc_of("model.preset"));
+    try {
+      check_backend(cfg.attention.backend);
+    } catch (const UsageError& e) {
+      throw InputError(loc_of("attention.backend"), e.what());
+    }
+    cfg.attention.params = resolve_params(cfg.attention.variant, attention_overrides,
+                                          [&](const std::string& key) {
+                                            // Attention messages name the key: point at it.
+                                            auto it = key_where.find("attention." + key);
+                                            return it != key_where.end() ? it->second
+                                                                         : loc_of("attention");
+                                          });
+    for (auto& f : fields()) {
+      if (!f.check) continue;
+      std::string problem = f.check(cfg);
+      if (!problem.empty()) {
+        std::string dotted = f.section + "." + f.name;
+        throw InputError(loc_of(dotted), dotted + " " + problem);
+      }
+    }
+    // The variant's own checks of the whole config (e.g. RoPE needs an even head dimension).
+    if (auto problem = check_variant(cfg.model, cfg.attention)) {
+      throw InputError(loc_of(problem->key), problem->message);
     }
   }
-  // The variant's own checks of the whole config (e.g. RoPE needs an even head dimension).
-  if (auto problem = check_variant(cfg.model, cfg.attention)) {
-    throw InputError(loc_of(problem->key), problem->message);
-  }
-  return cfg;
+};
+
+}  // namespace
+
+RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
+  ConfigReader r;
+  r.cfg.source = source;
+  r.source = source;
+  for (auto& [section_key, section_node] : table) r.read_section(section_key, section_node);
+  r.resolve_and_check();
+  return r.cfg;
 }
 
 void apply_override(toml::table& table, const std::string& assignment) {
