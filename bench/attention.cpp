@@ -44,7 +44,8 @@ constexpr int64_t kB = 1, kH = 4, kD = 64, kBiasWindow = 1024;
 
 class PeakMemory : public c10::MemoryReportingInfoBase {
  public:
-  void reportMemoryUsage(void*, int64_t alloc_size, int64_t, int64_t, c10::Device) override {
+  void reportMemoryUsage(void*, int64_t alloc_size, attnbench::kernels::MemoryReportTotal,
+                         attnbench::kernels::MemoryReportTotal, c10::Device) override {
     current_ += alloc_size;
     peak_ = std::max(peak_, current_);
   }

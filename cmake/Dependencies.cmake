@@ -1,5 +1,13 @@
 # Every dependency is a Debian package (scripts/setup installs them); nothing is downloaded here.
+# The one exception is the CUDA build's LibTorch, the PyPI torch wheel that scripts/fetch-torch
+# unpacks into .deps/ beforehand (cmake/Cuda.cmake).
+if(ATTNBENCH_CUDA)
+  include(${CMAKE_CURRENT_LIST_DIR}/Cuda.cmake)
+endif()
 find_package(Torch REQUIRED)
+if(ATTNBENCH_CUDA)
+  attnbench_cuda_check_torch()
+endif()
 find_package(tomlplusplus 3 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(fmt REQUIRED)
@@ -25,11 +33,18 @@ endif()
 # LibTorch must run on OpenBLAS built with OpenMP (docs/toolchain.md, "BLAS": the reference BLAS is
 # ~100x slower, the pthread build 25-35% slower for training). Pin the openmp build through the run
 # path, so the choice does not depend on which Debian alternative happens to be selected.
-set(ATTNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp" CACHE PATH
-    "Folder with the OpenMP OpenBLAS libblas.so.3")
-if(NOT EXISTS "${ATTNBENCH_OPENBLAS_DIR}/libblas.so.3")
-  message(WARNING "OpenBLAS (openmp) not found in ${ATTNBENCH_OPENBLAS_DIR}: LibTorch may fall back "
-                  "to the reference BLAS, about 100x slower. Run scripts/setup.")
+# The CUDA build's LibTorch (the wheel) has MKL linked in and needs no BLAS: its executables get a
+# run path to the wheel's torch/lib instead (ATTNBENCH_RUNTIME_DIRS, used by attnbench_executable).
+if(ATTNBENCH_CUDA)
+  set(ATTNBENCH_RUNTIME_DIRS "${ATTNBENCH_TORCH_ROOT}/lib")
+else()
+  set(ATTNBENCH_OPENBLAS_DIR "/usr/lib/x86_64-linux-gnu/openblas-openmp" CACHE PATH
+      "Folder with the OpenMP OpenBLAS libblas.so.3")
+  if(NOT EXISTS "${ATTNBENCH_OPENBLAS_DIR}/libblas.so.3")
+    message(WARNING "OpenBLAS (openmp) not found in ${ATTNBENCH_OPENBLAS_DIR}: LibTorch may fall back "
+                    "to the reference BLAS, about 100x slower. Run scripts/setup.")
+  endif()
+  set(ATTNBENCH_RUNTIME_DIRS "${ATTNBENCH_OPENBLAS_DIR}")
 endif()
 
 # glibc malloc maps and unmaps the logits every step; tcmalloc gives +30-40% tokens/s

@@ -16,12 +16,21 @@ function(attnbench_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
 endfunction()
 
-# Executables: OpenMP OpenBLAS through the run path and tcmalloc linked in (see Dependencies.cmake).
+# Executables: OpenMP OpenBLAS (the CUDA build: the wheel's torch/lib) through the run path and
+# tcmalloc linked in (see Dependencies.cmake).
 function(attnbench_executable target)
   set_target_properties(${target} PROPERTIES
-    BUILD_RPATH "${ATTNBENCH_OPENBLAS_DIR}"
-    INSTALL_RPATH "${ATTNBENCH_OPENBLAS_DIR}")
+    BUILD_RPATH "${ATTNBENCH_RUNTIME_DIRS}"
+    INSTALL_RPATH "${ATTNBENCH_RUNTIME_DIRS}")
   target_link_options(${target} PRIVATE -Wl,--disable-new-dtags -Wl,--no-as-needed)
+  if(ATTNBENCH_CUDA)
+    # The wheel's libtorch.so exports its own, statically linked copies of libstdc++'s
+    # std::filesystem functions (pytorch/pytorch#133437); first in the lookup order, they replace the
+    # system's for every library in the process, and std::filesystem::remove_all jumps to address 0.
+    # Naming libstdc++ before the objects makes it the first DT_NEEDED ahead of libtorch.so, so the
+    # system's definitions win (docs/toolchain.md, "CUDA build").
+    target_link_options(${target} PRIVATE -lstdc++)
+  endif()
   if(TCMALLOC_LIBRARY)
     target_link_libraries(${target} PRIVATE ${TCMALLOC_LIBRARY})
   endif()

@@ -23,12 +23,16 @@ int init_threads(int threads) {
 }
 
 std::string loaded_blas() {
+  // The pip wheel's LibTorch (the CUDA build) has MKL linked into libtorch_cpu.so: no BLAS library
+  // is loaded, and libcublas is not the CPU's BLAS.
+  if (at::hasMKL()) return "MKL (linked into LibTorch)";
   std::string found;
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) {
         std::string name = info->dlpi_name ? info->dlpi_name : "";
         auto* out = static_cast<std::string*>(data);
         // libopenblas*.so (direct) or libblas.so.3 (through the Debian alternative).
+        if (name.find("cublas") != std::string::npos) return 0;
         if (name.find("blas") != std::string::npos && out->empty()) *out = name;
         if (name.find("openblas") != std::string::npos) *out = name;
         return 0;
@@ -38,7 +42,8 @@ std::string loaded_blas() {
 }
 
 bool is_reference_blas(const std::string& blas_path) {
-  return blas_path.empty() || blas_path.find("openblas") == std::string::npos;
+  return blas_path.empty() || (blas_path.find("openblas") == std::string::npos &&
+                                blas_path.find("MKL") == std::string::npos);
 }
 
 }  // namespace attnbench::cli

@@ -6,8 +6,11 @@
 # by the quickstart).
 # Only the budget shrinks: the quickstart through its ATTNBENCH_QUICKSTART_* variables, and every
 # `train`/`sweep` by appended --set options (4 steps of 2 x 64 tokens, 2 items per task).
-# Not run here: `scripts/test` (CI's own command, which runs this test) and `attnbench data fetch`
-# (it needs the network; tests/harness/cli/data_fetch.sh runs it against a loopback server).
+# Not run here: `scripts/test` (CI's own command, which runs this test), `attnbench data fetch`
+# (it needs the network; tests/harness/cli/data_fetch.sh runs it against a loopback server) and the
+# CUDA build, `scripts/build-cuda` / `scripts/fetch-torch` (a 760 MB download and a 20-minute build;
+# CI's second part, `scripts/test --cuda`, runs both), and the GPU machine's pair
+# `scripts/gpu-bundle` (downloads Debian packages) / `scripts/gpu-check` (needs a CUDA device).
 set -euo pipefail
 source "$(dirname "$0")/quickstart_fixture.bash"
 quickstart_workspace
@@ -76,7 +79,9 @@ n=0
 while IFS= read -r cmd; do
   n=$((n + 1))
   case "$cmd" in
-    "scripts/test"*|"attnbench data fetch"*) echo "[$n] not run here: $cmd"; continue ;;
+    "scripts/test"*|"attnbench data fetch"*|"scripts/build-cuda"*|"scripts/fetch-torch"*|\
+    "scripts/gpu-bundle"*|"scripts/gpu-check"*)
+      echo "[$n] not run here: $cmd"; continue ;;
   esac
   run=$cmd
   run=${run//\[/}; run=${run//\]/}                  # [optional parts] are run with the option
