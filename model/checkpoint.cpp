@@ -33,6 +33,27 @@ json read_json(const fs::path& path) {
   }
 }
 
+// The device a model's parameters are on (CPU for a model without any).
+torch::Device device_of(torch::nn::Module& model) {
+  auto params = model.parameters();
+  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
+// A generator's state, read under its lock (another thread may draw from it).
+torch::Tensor generator_state(at::Generator gen) {  // a handle: copies share the generator
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+// Loads a torch archive with every tensor mapped onto `device` as it is read (map_location): a
+// checkpoint written on CUDA loads on a machine without one, and on CUDA the model's parameters are
+// refilled in place (their identity, which the optimizer holds, is kept) with the optimizer's
+// moments beside them. CPU tensors mapped to the CPU are not copied.
+void load_archive(torch::serialize::InputArchive& archive, const fs::path& path,
+                  const torch::Device& device) {
+  archive.load_from(path.string(), device);
+}
+
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -57,14 +78,15 @@ void save_checkpoint(const fs::path& run_dir, const config::RunConfig& cfg,
     archive.save_to((dir / "optimizer.pt").string());
   }
   {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    torch::Tensor rng;
-    {
-      std::lock_guard<std::mutex> lock(gen.mutex());
-      rng = gen.get_state();
-    }
     torch::serialize::OutputArchive archive;
-    archive.write("cpu_generator", rng);
+    archive.write("cpu_generator", generator_state(at::detail::getDefaultCPUGenerator()));
+    // The CUDA generator only when the run is on CUDA: a CPU checkpoint stays as it was, and a
+    // CUDA one resumed on the CPU simply has no use for it. Its state is a CPU byte tensor.
+    const torch::Device device = device_of(model);
+    if (device.is_cuda()) {
+      archive.write("cuda_generator",
+                    generator_state(at::globalContext().defaultGenerator(device)));
+    }
     archive.save_to((dir / "rng.pt").string());
   }
   json s = {{"step", state.step},
@@ -85,22 +107,34 @@ config::RunConfig read_checkpoint_config(const fs::path& dir) {
 
 TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
                               torch::optim::Optimizer* optimizer) {
+  // Checkpoints hold CPU or CUDA tensors depending on where they were written; each is read onto
+  // the device the model is on now, so either loads on either.
+  const torch::Device device = device_of(model);
   {
     torch::serialize::InputArchive archive;
-    archive.load_from((dir / "model.pt").string());
+    load_archive(archive, dir / "model.pt", device);
     model.load(archive);
   }
   if (optimizer) {
     torch::serialize::InputArchive archive;
-    archive.load_from((dir / "optimizer.pt").string());
+    load_archive(archive, dir / "optimizer.pt", device);
     optimizer->load(archive);
+    // Generator states are CPU byte tensors wherever the run was.
     torch::serialize::InputArchive rng_archive;
-    rng_archive.load_from((dir / "rng.pt").string());
+    load_archive(rng_archive, dir / "rng.pt", torch::Device(torch::kCPU));
     torch::Tensor rng;
     rng_archive.read("cpu_generator", rng);
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng);
+    {
+      auto gen = at::detail::getDefaultCPUGenerator();
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(rng);
+    }
+    torch::Tensor cuda_rng;
+    if (device.is_cuda() && rng_archive.try_read("cuda_generator", cuda_rng)) {
+      auto gen = at::globalContext().defaultGenerator(device);
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(cuda_rng);
+    }
   }
   json s = read_json(dir / "state.json");
   TrainState st;

@@ -1,7 +1,7 @@
 // A training checkpoint's content (docs/training.md): in one folder managed by checkpoint_dir.h
 //   model.pt       the model's parameters and buffers (torch archive, by parameter name)
 //   optimizer.pt   AdamW's state (moments and step counts per parameter) and its groups
-//   rng.pt         the CPU generator state of LibTorch
+//   rng.pt         the CPU generator state of LibTorch (+ the CUDA one for a run on CUDA)
 //   state.json     step, data cursor, metrics.jsonl size, last losses, data fingerprint
 //   config.json    the resolved config (config::to_json), from which load_checkpoint rebuilds the model
 //   MANIFEST.json  sizes and checksums of the above, written last
@@ -36,7 +36,8 @@ void save_checkpoint(const std::filesystem::path& run_dir, const config::RunConf
 config::RunConfig read_checkpoint_config(const std::filesystem::path& dir);
 
 // Loads a verified checkpoint folder into `model` and, when non-null, `optimizer` and the generator
-// state; returns the training state.
+// state; returns the training state. Tensors are read onto the device `model` is on (a checkpoint
+// written on CPU or CUDA loads on either); move the model first, then restore.
 TrainState restore_checkpoint(const std::filesystem::path& dir, model::DecoderLMImpl& model,
                               torch::optim::Optimizer* optimizer);
 

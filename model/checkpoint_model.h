@@ -16,9 +16,18 @@ struct LoadedModel {
   model::DecoderLM model{nullptr};
   int64_t step = 0;
   std::filesystem::path checkpoint;  // the folder actually read
+  torch::Device device{torch::kCPU};  // where `model` is
 };
 
-// Throws UsageError when DIR holds no complete checkpoint or fails verification.
+// Throws UsageError when DIR holds no complete checkpoint or fails verification. The model is on
+// the CPU.
 LoadedModel load_model(const std::filesystem::path& dir);
+
+// The same, then moved to the device `device_setting` names (auto | cpu | cuda; "" = the
+// checkpoint's train.device) with the checkpoint's numerics (tf32, deterministic) applied: the way
+// eval, attn-stats and a sweep's cells run a trained model. A device that is not usable here is a
+// UsageError naming `device_key` (the option that chose it), raised before the weights are read.
+LoadedModel load_model(const std::filesystem::path& dir, const std::string& device_setting,
+                       const std::string& device_key = "train.device");
 
 }  // namespace attnbench::model

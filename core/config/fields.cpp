@@ -183,6 +183,17 @@ void add_train_run_fields(std::vector<Field>& f) {
                     at_least<int64_t>(0)));
   f.push_back(field("train", &RC::train, &TrainConfig::device, "device", "auto | cpu | cuda",
                     one_of({"auto", "cpu", "cuda"})));
+  f.push_back(field("train", &RC::train, &TrainConfig::precision, "precision",
+                    "fp32 | bf16 (bf16 autocast of matrix products, fp32 weights and loss; CUDA "
+                    "only)",
+                    one_of({"fp32", "bf16"})));
+  f.push_back(field("train", &RC::train, &TrainConfig::tf32, "tf32",
+                    "allow TF32 tensor cores for fp32 matrix products on CUDA"));
+  f.push_back(field("train", &RC::train, &TrainConfig::deterministic, "deterministic",
+                    "deterministic algorithms only (CUDA: slower, reproducible)"));
+  f.push_back(field("train", &RC::train, &TrainConfig::peak_flops, "peak_flops",
+                    "peak FLOP/s of the device for MFU; 0 = by GPU name (CPU: no MFU)",
+                    at_least<double>(0)));
 }
 
 // [eval] (tasks, a list, is handled beside these scalars in run_config.cpp).

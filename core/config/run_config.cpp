@@ -40,7 +40,16 @@ const std::map<std::string, Preset>& presets() {
 const std::set<std::string>& execution_only_keys() {
   static const std::set<std::string> keys = {
       "attention.backend", "train.threads", "train.device", "train.log_interval",
-      "train.checkpoint_interval"};
+      "train.checkpoint_interval", "train.tf32", "train.deterministic", "train.peak_flops"};
+  return keys;
+}
+
+// Keys added after run ids existed that change what is computed: hashed only when not at their
+// default. Every config written before a key existed behaved as its default, so its run id stays
+// the same, and a non-default value (a different model) gets an id of its own. A key added later
+// belongs here unless it is execution-only.
+const std::set<std::string>& hashed_unless_default_keys() {
+  static const std::set<std::string> keys = {"train.precision"};
   return keys;
 }
 
@@ -309,6 +318,12 @@ std::string config_hash(const RunConfig& cfg) {
   for (auto& dotted : execution_only_keys()) {
     auto dot = dotted.find('.');
     j[dotted.substr(0, dot)].erase(dotted.substr(dot + 1));
+  }
+  static const json defaults = to_json(RunConfig{});
+  for (auto& dotted : hashed_unless_default_keys()) {
+    auto dot = dotted.find('.');
+    const std::string section = dotted.substr(0, dot), key = dotted.substr(dot + 1);
+    if (j[section][key] == defaults[section][key]) j[section].erase(key);
   }
   std::string text = j.dump();
   return fmt::format("{:016x}", XXH3_64bits(text.data(), text.size())).substr(0, 12);

@@ -82,6 +82,11 @@ struct TrainConfig {
   int64_t checkpoint_interval = 100;
   int64_t threads = 0;          // 0 = $OMP_NUM_THREADS, else all cores
   std::string device = "auto";  // auto | cpu | cuda
+  // "fp32" | "bf16": bf16 autocast of the matrix products (CUDA only), fp32 master weights and loss.
+  std::string precision = "fp32";
+  bool tf32 = false;            // TF32 cuBLAS matmuls for fp32 (torch.backends.cuda.matmul.allow_tf32)
+  bool deterministic = false;   // deterministic algorithms only (torch.use_deterministic_algorithms)
+  double peak_flops = 0;        // the device's peak FLOP/s for MFU; 0 = from the GPU's name
 };
 
 struct EvalConfig {
@@ -125,7 +130,10 @@ void apply_override(toml::table& table, const std::string& assignment);
 nlohmann::json to_json(const RunConfig& cfg);
 std::string canonical_json(const RunConfig& cfg);
 RunConfig from_json(const nlohmann::json& j);  // inverse of to_json (checkpoints store it)
-// First 12 hex digits of XXH3-64 of canonical_json: the run id.
+// First 12 hex digits of XXH3-64 of canonical_json: the run id. Leaves out [eval], the
+// execution-only keys (backend, threads, device, intervals, tf32, deterministic, peak_flops) and the
+// keys added after run ids existed while they are at their default (train.precision = "fp32"), so
+// that adding a key never changes an existing run's id (docs/training.md, "Run ids").
 std::string config_hash(const RunConfig& cfg);
 
 // Flattened "section.key" -> value of the resolved config (the results store's params table).

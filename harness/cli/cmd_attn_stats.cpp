@@ -23,6 +23,7 @@
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
 #include "model/checkpoint_model.h"
+#include "model/device.h"
 #include "results/store.h"
 
 namespace attnbench::cli {
@@ -43,6 +44,7 @@ struct Options {
   std::string heatmap_out;
   std::string plots;
   int threads = 0;
+  std::string device;  // "" = the checkpoint config's train.device
 };
 
 nlohmann::json stats_json(const dx::HeadStats& s, bool fixed) {
@@ -164,7 +166,7 @@ int run(const Options& o) {
   if (o.window < 0) throw UsageError("--window must be >= 0 (0 = the model's context length)");
   if (o.heatmap_tokens <= 0) throw UsageError("--heatmap-tokens must be > 0");
   const int threads = init_threads(o.threads);
-  model::LoadedModel loaded = model::load_model(o.checkpoint);
+  model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
   const config::RunConfig& cfg = loaded.cfg;
   const auto& m = cfg.model;
   if (!o.heatmap_out.empty() &&
@@ -214,7 +216,7 @@ int run(const Options& o) {
     }
   }
   if (store) {
-    ensure_standalone_run(*store, cfg, run_id, threads);
+    ensure_standalone_run(*store, cfg, run_id, threads, model::device_description(loaded.device));
     store->record_attn_stats(run_id, dx::to_attn_stats(d));
     std::cerr << "attn_stats of run " << run_id << " stored in " << store->path().string() << "\n";
   }
@@ -245,6 +247,7 @@ RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, 
   app.add_option("--plots", o->plots, "Write SVG plots of the learned attention parameters into this folder");
   app.add_option("--data-dir", o->source.data_dir, "Data root with gpt2_tokenizer/ (for --text)");
   app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)");
+  app.add_option("--device", o->device, "auto | cpu | cuda (default: the checkpoint config's train.device)");
   return [o] { return run(*o); };
 });
 

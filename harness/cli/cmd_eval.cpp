@@ -21,6 +21,7 @@
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
 #include "model/checkpoint_model.h"
+#include "model/device.h"
 #include "results/store.h"
 
 namespace attnbench::cli {
@@ -39,6 +40,7 @@ struct Options {
   std::string db;
   int64_t bootstrap_iters = evals::kDefaultBootstrapIters;
   int threads = 0;
+  std::string device;  // "" = the checkpoint config's train.device
 };
 
 nlohmann::json report_json(const evals::EvalReport& report, const std::string& run_id,
@@ -82,7 +84,7 @@ void print_table(const evals::EvalReport& report) {
 
 int run(Options o) {
   const int threads = init_threads(o.threads);
-  model::LoadedModel loaded = model::load_model(o.checkpoint);
+  model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
   const config::EvalConfig& ec = loaded.cfg.eval;
 
   std::string task_spec = o.tasks;
@@ -136,7 +138,10 @@ int run(Options o) {
   report.bos = opt.bos;
   report.limit = opt.limit;
   const std::string run_id = config::config_hash(loaded.cfg);
-  if (store) ensure_standalone_run(*store, loaded.cfg, run_id, threads);
+  if (store) {
+    ensure_standalone_run(*store, loaded.cfg, run_id, threads,
+                          model::device_description(loaded.device));
+  }
   for (size_t i = 0; i < tasks.size(); ++i) {
     const auto& spec = evals::find_task(tasks[i]);
     evals::TaskReport t =
@@ -187,6 +192,8 @@ RegisterCommand reg(
                      "bootstrap resamples for the perplexity stderr (lm-eval's default 100000; "
                      "0 = none)");
       app.add_option("--threads", o->threads, "intra-op threads (default: $OMP_NUM_THREADS, else all)");
+      app.add_option("--device", o->device,
+                     "auto | cpu | cuda (default: the checkpoint config's train.device)");
       return [o] { return run(*o); };
     });
 

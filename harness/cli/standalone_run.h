@@ -9,8 +9,10 @@
 namespace attnbench::cli {
 
 // A finished standalone run under `run_id` (the config hash), with the flattened config as params
-// and this process's metadata; nothing happens when the store knows the run already.
+// and this process's metadata (`device`: model::device_description of where it runs); nothing
+// happens when the store knows the run already.
 void ensure_standalone_run(results::Store& store, const config::RunConfig& cfg,
-                           const std::string& run_id, int threads);
+                           const std::string& run_id, int threads,
+                           const std::string& device = "cpu");
 
 }  // namespace attnbench::cli

@@ -7,6 +7,7 @@
 #include "evals/language_model.h"
 #include "harness/train/trainer.h"
 #include "model/checkpoint_model.h"
+#include "model/device.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -15,24 +16,21 @@ namespace {
 // trained with, log-probabilities over the real (unpadded) vocabulary.
 class CheckpointModel : public evals::LanguageModel {
  public:
-  explicit CheckpointModel(model::LoadedModel loaded) : loaded_(std::move(loaded)) {
-    const std::string& device = loaded_.cfg.train.device;
-    if (device == "cuda" || (device == "auto" && torch::cuda::is_available())) {
-      device_ = torch::Device(torch::kCUDA);
-    }
-    loaded_.model->to(device_);
+  // `loaded` is on its device already (model::load_model with a device setting).
+  explicit CheckpointModel(model::LoadedModel loaded)
+      : loaded_(std::move(loaded)), device_(loaded_.device) {
     loaded_.model->eval();
   }
   int64_t max_length() const override { return loaded_.cfg.model.context_length; }
   int64_t vocab_size() const override { return loaded_.cfg.model.vocab_size; }
   torch::Tensor logits(const torch::Tensor& tokens) override {
     torch::NoGradGuard no_grad;
-    return loaded_.model->forward(tokens.to(device_));
+    return loaded_.model->forward(model::to_device(tokens, device_));
   }
 
  private:
   model::LoadedModel loaded_;
-  torch::Device device_{torch::kCPU};
+  torch::Device device_;
 };
 
 }  // namespace
@@ -42,7 +40,8 @@ bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector
                          const std::function<void(const std::vector<results::EvalRow>&)>& record,
                          const std::function<bool()>& stop) {
   if (tasks.empty()) return true;
-  model::LoadedModel loaded = model::load_model(run_dir);
+  // On the device of the cell's train.device (a cell trained on a GPU is scored on it).
+  model::LoadedModel loaded = model::load_model(run_dir, "");
   evals::EvalOptions eo;
   eo.limit = options.limit;
   eo.batch_size = loaded.cfg.eval.batch_size;

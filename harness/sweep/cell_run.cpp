@@ -17,6 +17,7 @@
 #include "harness/sweep/store_sink.h"
 #include "harness/train/trainer.h"
 #include "model/checkpoint_model.h"
+#include "model/device.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -89,7 +90,7 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
 // as upserts.
 void measure_attention(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir) {
   namespace dx = evals::diagnostics;
-  model::LoadedModel loaded = model::load_model(run_dir);
+  model::LoadedModel loaded = model::load_model(run_dir, "");  // on the cell's train.device
   if (loaded.cfg.data.val.empty()) return;  // no held-out text to measure on
   dx::DiagnosticsOptions opts;
   opts.window = loaded.cfg.model.context_length;
@@ -136,9 +137,13 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
   const std::filesystem::path run_dir = o.runs_dir / cell.id;
   results::ClaimOptions co;
   co.retry_failed = o.retry_failed;
+  // The device this cell trains on (its train.device, checked by the runner's preflight), with the
+  // GPU's name: the sweep's metadata only knows whether the machine has a GPU.
+  results::RunMetadata metadata = o.metadata;
+  metadata.device = model::device_description(model::resolve_device(cfg.train.device));
   results::ClaimResult claim = store.claim_run(cell.id, sweep.name, cell.label,
                                                config::canonical_json(cfg), params_of(cfg),
-                                               o.metadata, co);
+                                               metadata, co);
   if (!claim.claimed) {
     switch (claim.previous) {
       case RunStatus::Finished:

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "model/device.h"
 
 namespace attnbench::train {
 namespace {
@@ -63,10 +64,8 @@ void check_training_config(const config::RunConfig& cfg) {
     throw UsageError("data.fixed_token_id = " + std::to_string(cfg.data.fixed_token_id) +
                      " is outside the vocabulary [0, " + std::to_string(m.vocab_size) + ")");
   }
-  if (t.device == "cuda") {
-    throw UsageError("train.device = \"cuda\": this trainer runs fp32 on CPU only so far; use "
-                     "train.device = \"cpu\" or \"auto\"");
-  }
+  // A GPU that is not there, or bf16 on the CPU, fails here, before any shard is read.
+  model::check_precision(t, model::resolve_device(t.device));
 }
 
 TrainingData preflight(const config::RunConfig& cfg) {

@@ -16,7 +16,8 @@ struct TrainingData {
 };
 
 // Checks the configuration alone (no files; data.train may be unset): batch_tokens a multiple of batch_size *
-// context_length, Mask@k position inside the window and id inside the vocabulary, device.
+// context_length, Mask@k position inside the window and id inside the vocabulary, the device usable
+// here (train.device = "cuda" without a GPU fails) and the precision possible on it (bf16: CUDA).
 void check_training_config(const config::RunConfig& cfg);
 
 // check_training_config, then opens and validates every shard. Throws UsageError.

@@ -15,9 +15,12 @@
 #include "harness/train/progress.h"
 #include "harness/train/run_lock.h"
 #include "harness/train/schedule.h"
+#include "harness/train/throughput.h"
 #include "harness/train/windows.h"
+#include "kernels/torch_compat.h"
 #include "model/checkpoint.h"
 #include "model/checkpoint_dir.h"
+#include "model/device.h"
 
 namespace attnbench::train {
 
@@ -28,17 +31,21 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Mean next-token cross-entropy of windows [B, T + 1]: inputs are the first T tokens, targets the
-// last T.
-torch::Tensor window_loss(model::DecoderLMImpl& model, const torch::Tensor& windows) {
+// last T. `bf16`: the forward pass under CUDA bf16 autocast (matrix products in bf16, weights stay
+// fp32) and the log-softmax of the loss on fp32 logits; off, nothing is cast (the fp32 path).
+torch::Tensor window_loss(model::DecoderLMImpl& model, const torch::Tensor& windows,
+                          bool bf16 = false) {
   const int64_t t = windows.size(1) - 1;
+  kernels::CudaBf16Autocast autocast(bf16);
   auto logits = model.forward(windows.slice(1, 0, t));
+  if (bf16) logits = logits.to(torch::kFloat32);
   return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
                                               windows.slice(1, 1, t + 1).reshape({-1}));
 }
 
 // Mean loss over every validation window (each has T targets, so this is the per-token mean).
 double validation_loss(model::DecoderLMImpl& model, const ValWindows& val, int64_t batch,
-                       int64_t context) {
+                       int64_t context, const torch::Device& device, bool bf16) {
   if (val.count() == 0) return kNaN;
   torch::NoGradGuard no_grad;
   model.eval();
@@ -48,8 +55,8 @@ double validation_loss(model::DecoderLMImpl& model, const ValWindows& val, int64
     const int64_t n = std::min(batch, val.count() - first);
     buf.resize(static_cast<size_t>(n * (context + 1)));
     val.fill(first, n, buf.data());
-    auto w = torch::from_blob(buf.data(), {n, context + 1}, torch::kLong);
-    sum += window_loss(model, w).item<double>() * static_cast<double>(n);
+    auto w = model::to_device(torch::from_blob(buf.data(), {n, context + 1}, torch::kLong), device);
+    sum += window_loss(model, w, bf16).item<double>() * static_cast<double>(n);
   }
   model.train();
   return sum / static_cast<double>(val.count());
@@ -123,10 +130,15 @@ struct StepLoop {
   MetricSink& metrics;     // jsonl and the caller's sink
   model::TrainState& state;
 
+  const torch::Device device;
+  const double peak_flops;  // the device's, for MFU; 0 = unknown
+
   const config::TrainConfig& tc = cfg.train;
   const int64_t T = cfg.model.context_length, B = tc.batch_size;
   const int64_t micro_steps = accumulation_steps(tc, cfg.model);
   const int64_t tokens_per_step = micro_steps * B * T;
+  const bool bf16 = tc.precision == "bf16";
+  const double model_flops_per_token = flops_per_token(cfg);
   std::vector<int64_t> buf = std::vector<int64_t>(static_cast<size_t>(B * (T + 1)));
   std::vector<torch::Tensor> params = model.parameters();
 
@@ -140,6 +152,9 @@ struct StepLoop {
       const StepGradients g = accumulate_gradients();
       if (!std::isfinite(g.loss) || !std::isfinite(g.grad_norm)) return diverged(g);
       optimizer.step();
+      // CUDA runs asynchronously: wait for the step's kernels, or the clock would time only their
+      // launch.
+      if (device.is_cuda()) torch::cuda::synchronize();
       state.step += 1;
       state.train_loss = g.loss;
       log_step(lr, g, std::chrono::duration<double>(clock::now() - start).count());
@@ -163,8 +178,8 @@ struct StepLoop {
     double loss_sum = 0.0;
     for (int64_t m = 0; m < micro_steps; ++m) {
       windows.next(B, buf.data());
-      auto w = torch::from_blob(buf.data(), {B, T + 1}, torch::kLong);
-      auto loss = window_loss(model, w);
+      auto w = model::to_device(torch::from_blob(buf.data(), {B, T + 1}, torch::kLong), device);
+      auto loss = window_loss(model, w, bf16);
       (loss / static_cast<double>(micro_steps)).backward();
       loss_sum += loss.item<double>();
     }
@@ -189,15 +204,20 @@ struct StepLoop {
     metrics.log_metric("train/loss", state.step, g.loss);
     metrics.log_metric("train/lr", state.step, lr);
     metrics.log_metric("train/grad_norm", state.step, g.grad_norm);
+    const double memory = peak_memory_mib(device);
     if (state.step % std::max<int64_t>(1, tc.log_interval) == 0) {
-      metrics.log_metric("train/tokens_per_s", state.step,
-                         static_cast<double>(tokens_per_step) / seconds);
+      const double tokens_per_s = static_cast<double>(tokens_per_step) / seconds;
+      metrics.log_metric("train/tokens_per_s", state.step, tokens_per_s);
+      metrics.log_metric("train/step_time_s", state.step, seconds);
+      const double utilisation = mfu(model_flops_per_token, tokens_per_s, peak_flops);
+      if (std::isfinite(utilisation)) metrics.log_metric("train/mfu", state.step, utilisation);
+      if (memory >= 0) metrics.log_metric("train/peak_memory_mib", state.step, memory);
     }
-    progress.step(state.step, g.loss, lr, tokens_per_step, seconds);
+    progress.step(state.step, g.loss, lr, tokens_per_step, seconds, memory);
   }
 
   void validate() {
-    state.val_loss = validation_loss(model, val, B, T);
+    state.val_loss = validation_loss(model, val, B, T, device, bf16);
     if (std::isfinite(state.val_loss)) {
       metrics.log_metric("val/loss", state.step, state.val_loss);
       progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
@@ -234,21 +254,31 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
   const auto& tc = cfg.train;
   const int64_t T = cfg.model.context_length;
 
+  const torch::Device device = model::resolve_device(tc.device);  // checked by preflight
+
   fs::create_directories(run_dir);
   RunLock lock(run_dir);
   const auto existing = checkpoint_of_this_run(cfg, run_dir);
   if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
+  model::apply_numerics(tc);
 
-  // The seed is set right before the model is built: the initial weights depend on it alone.
+  // The seed is set right before the model is built: the initial weights depend on it alone. The
+  // model is built on the CPU and then moved, so a run starts from the same weights on any device.
   torch::manual_seed(static_cast<uint64_t>(tc.seed));
   model::DecoderLM model(cfg);
+  if (!device.is_cpu()) {
+    model->to(device);
+    kernels::reset_cuda_peak_allocated(device.index());
+  }
   model->train();
   auto optimizer = make_adamw(*model, tc);
   TrainWindows windows(&data.train, T, static_cast<uint64_t>(tc.seed),
                        cfg.data.fixed_token_position, cfg.data.fixed_token_id);
   ValWindows val(&data.val, T, tc.eval_tokens);
 
-  Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet);
+  const double peak = peak_flops(tc, model::gpu_name(device));
+  Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet,
+                    flops_per_token(cfg), peak);
   model::TrainState state =
       starting_state(cfg, run_dir, existing, *model, *optimizer, windows, progress);
   model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
@@ -257,8 +287,8 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
   JsonlMetricSink jsonl(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
   TeeSink metrics({&jsonl, sink});
 
-  StepLoop loop{cfg, run_dir, opts, *model, *optimizer, windows, val, progress, jsonl, metrics,
-                state};
+  StepLoop loop{cfg,     run_dir, opts,    *model, *optimizer, windows, val,
+                progress, jsonl,   metrics, state,  device,     peak};
   return loop.run();
 }
 

@@ -1,5 +1,6 @@
 // One training run into a run folder (docs/training.md): AdamW with warmup +
-// cosine, gradient clipping and accumulation, fp32 on CPU; atomic checkpoints with exact resume;
+// cosine, gradient clipping and accumulation, on the CPU or CUDA (fp32, or bf16 autocast on CUDA);
+// atomic checkpoints with exact resume;
 // a divergence guard; progress; validation loss; metrics to a sink and to metrics.jsonl.
 #pragma once
 #include <cstdint>

@@ -157,3 +157,57 @@ CATCH_TEST_CASE("canonical JSON round-trips through from_json") {
   CATCH_CHECK(find("train.lr") == "1");
   CATCH_CHECK(find("eval.tasks") == "piqa");
 }
+
+// Run ids are the names of existing run folders and store rows: keys added later must not change
+// them. The literals were printed by `attnbench config` before train.precision, tf32,
+// deterministic and peak_flops existed.
+CATCH_TEST_CASE("run ids of existing configs survive the keys added since") {
+  const std::string quickstart_run =  // sweeps/quickstart_run.toml without its comments
+      "[model]\npreset = \"tiny\"\ncontext_length = 256\n"
+      "[train]\nsteps = 50\nbatch_size = 4\nlr = 2e-3\nwarmup_steps = 10\neval_interval = 25\n"
+      "eval_tokens = 16384\ncheckpoint_interval = 25\nlog_interval = 10\n"
+      "[eval]\nbatch_size = 32\n";
+  CATCH_CHECK(config_hash(parse(quickstart_run)) == "02bded76b70b");
+  CATCH_CHECK(config_hash(parse(quickstart_run, {"attention.variant=lazy"})) == "bbec1254c157");
+  {
+    const std::string dir = ATTNBENCH_SOURCE_DIR;
+    CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/quickstart_run.toml")) == "02bded76b70b");
+    CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/presets/tiny.toml")) == "468ee22242da");
+    CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/presets/125m.toml")) == "80b3e418adc3");
+  }
+  // Written out at their defaults, the new keys change nothing either.
+  CATCH_CHECK(config_hash(parse(quickstart_run, {"train.precision=fp32", "train.tf32=false",
+                                                 "train.deterministic=false",
+                                                 "train.peak_flops=0"})) == "02bded76b70b");
+}
+
+CATCH_TEST_CASE("precision enters the run id when not fp32; tf32, deterministic, peak_flops never") {
+  const std::string a = "[train]\nsteps = 3\n";
+  const std::string base = config_hash(parse(a));
+  CATCH_CHECK(config_hash(parse(a, {"train.precision=bf16"})) != base);
+  CATCH_CHECK(config_hash(parse(a, {"train.tf32=true"})) == base);
+  CATCH_CHECK(config_hash(parse(a, {"train.deterministic=true"})) == base);
+  CATCH_CHECK(config_hash(parse(a, {"train.peak_flops=9.89e14"})) == base);
+  CATCH_CHECK(config_hash(parse(a, {"train.device=cuda"})) == base);
+  // Stored with the run all the same, and read back.
+  RunConfig c = parse(a, {"train.precision=bf16", "train.tf32=true", "train.peak_flops=1e12"});
+  CATCH_CHECK(to_json(c)["train"]["precision"] == "bf16");
+  RunConfig r = from_json(to_json(c));
+  CATCH_CHECK(r.train.precision == "bf16");
+  CATCH_CHECK(r.train.tf32);
+  CATCH_CHECK(r.train.peak_flops == 1e12);
+  CATCH_CHECK(config_hash(r) == config_hash(c));
+  // A config stored before the keys existed reads back with their defaults and its old id.
+  nlohmann::json old = to_json(parse(a));
+  for (const char* k : {"precision", "tf32", "deterministic", "peak_flops"}) old["train"].erase(k);
+  CATCH_CHECK(from_json(old).train.precision == "fp32");
+  CATCH_CHECK(config_hash(from_json(old)) == base);
+}
+
+CATCH_TEST_CASE("precision and peak_flops are validated") {
+  CATCH_CHECK_THAT(error_of("[train]\nprecision = \"bf15\"\n"),
+                   Contains("train.precision must be one of fp32, bf16") &&
+                       Contains("did you mean 'bf16'"));
+  CATCH_CHECK_THAT(error_of("[train]\npeak_flops = -1.0\n"), Contains("train.peak_flops must be >= 0"));
+  CATCH_CHECK_THAT(error_of("[train]\ntf32 = 1\n"), Contains("train.tf32 must be of type bool"));
+}
