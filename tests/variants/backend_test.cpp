@@ -11,6 +11,7 @@
 
 #include "core/common/error.h"
 #include "core/common/registry.h"
+#include "kernels/sdpa.h"
 #include "tests/variants/support.h"
 #include "variants/eager.h"
 #include "variants/family.h"
@@ -258,4 +259,53 @@ CATCH_TEST_CASE("a device without a fused kernel: fused is a clear error") {
 CATCH_TEST_CASE("an unknown backend is rejected when the variant is built") {
   CATCH_REQUIRE_THROWS_WITH(make_variant(test::context({"softmax", {}}, 2, 4, 8, "fusde")),
                             Contains("did you mean 'fused'"));
+}
+
+CATCH_TEST_CASE("CUDA dispatch: the SDPA kernel's rules route every registered variant") {
+  // kernels/cuda/sdpa_kernel.cpp registers "cuda-sdpa" with kernels::sdpa_unsupported plus a device
+  // check; only the CUDA build compiles it, so a stand-in with the same rules (device aside) shows
+  // where each registered variant runs on a GPU: the family's softmax forms on SDPA, Elastic-Softmax
+  // eager under "auto" and refused under "fused", naming why.
+  Registry<kernels::FusedKernel> local(kernels::fused_kernels().kind());
+  const kernels::FusedKernel& sdpa =
+      local.add("cpu", {"cuda-sdpa (stand-in)", never_called, kernels::sdpa_unsupported});
+  const int64_t B = 2, H = 4, T = 64, D = 16, C = 64;
+  auto q = torch::randn({B, H, T, D}).to(torch::kBFloat16), x = torch::randn({B, T, C});
+  int served = 0, refused = 0;
+  for (const auto& c : test::registered_cases()) {
+    CATCH_CAPTURE(c.label());
+    auto m = make_variant(test::context(c, H, D, C, "auto"));
+    auto* family = dynamic_cast<FamilyAttentionImpl*>(m.get());
+    if (!family) continue;  // outside the family (sigmoid): eager, "fused" refused when built
+    const kernels::FamilySpec spec = family->spec(x, torch::kCPU);
+    const std::string why = sdpa.unsupported(q, q, q, spec);
+    auto choose = [&](const std::string& backend) {
+      return choose_fused_kernel(backend, c.variant, q, q, q, spec, false, local);
+    };
+    CATCH_CHECK(choose("eager") == nullptr);
+    switch (spec.normalizer) {
+      case kernels::Normalizer::Softmax:
+        ++served;
+        CATCH_CHECK(why.empty());
+        CATCH_CHECK(choose("auto") == &sdpa);
+        CATCH_CHECK(choose("fused") == &sdpa);
+        CATCH_CHECK(choose_fused_kernel("auto", c.variant, q, q, q, spec, true, local) == nullptr);
+        break;
+      case kernels::Normalizer::Elastic:
+        ++refused;
+        CATCH_CHECK_THAT(why, Contains("Elastic-Softmax"));
+        CATCH_CHECK(choose("auto") == nullptr);
+        CATCH_CHECK_THROWS_WITH(choose("fused"), Contains("'" + c.variant + "'") &&
+                                                     Contains("Elastic-Softmax") &&
+                                                     Contains("\"auto\""));
+        break;
+    }
+  }
+  CATCH_CHECK(served >= 3);   // softmax (rope, none, distance_bias), alibi, rope_bias
+  CATCH_CHECK(refused >= 2);  // elastic, lazy
+  // The message as a GPU run prints it.
+  CATCH_CHECK_THROWS_WITH(
+      choose_fused_kernel("fused", "lazy", "cuda", &sdpa, "Elastic-Softmax has no CUDA kernel yet",
+                          false),
+      Contains("device cuda") && Contains("Elastic-Softmax"));
 }

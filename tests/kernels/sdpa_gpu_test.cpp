@@ -1,0 +1,111 @@
+// The registered CUDA kernel "cuda-sdpa" (kernels/cuda/sdpa_kernel.cpp; docs/kernels.md, "CUDA")
+// against the eager reference on the GPU (gpu tag): every route (no bias, T % 128 == 64, ALiBi,
+// distance bias, both) in float32 and bfloat16, output and the gradients of q, k, v and the
+// distance-bias table. An executable of its own (tests/CMakeLists.txt, attnbench_gpu_test) that
+// exits 77, which CTest reports as Skipped, where no CUDA device is usable.
+#define CATCH_CONFIG_RUNNER
+#include "kernels/sdpa.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "kernels/attention_family.h"
+#include "variants/eager.h"
+#include "variants/position.h"
+
+// After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
+#include <catch2/catch.hpp>
+
+namespace {
+
+using attnbench::kernels::FamilySpec;
+using attnbench::kernels::Normalizer;
+using attnbench::kernels::SdpaRoute;
+using Catch::Matchers::Contains;
+
+// max |got - want| / max |want| (denominator at least 1e-8).
+double relative(const torch::Tensor& got, const torch::Tensor& want) {
+  auto g = got.to(torch::kCPU, torch::kFloat64), w = want.to(torch::kCPU, torch::kFloat64);
+  return (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-8);
+}
+
+// The spec of a position part with fresh parameters (distance bias drawn away from 0).
+FamilySpec spec_for(const std::string& position, int64_t H, int64_t W, torch::ScalarType dtype) {
+  FamilySpec s;
+  if (position.find("alibi") != std::string::npos) {
+    s.alibi_slopes = torch::tensor(attnbench::variants::alibi_slopes(H), torch::kFloat64);
+  }
+  if (position.find("distance_bias") != std::string::npos) {
+    s.distance_bias = (torch::randn({H, W}, torch::kFloat32) * 0.5).to(dtype).requires_grad_(true);
+  }
+  return s;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("the registered CUDA kernel equals eager, output and gradients", "[gpu]") {
+  const auto* kernel = attnbench::kernels::find_fused_kernel(torch::kCUDA);
+  CATCH_REQUIRE(kernel != nullptr);  // a CUDA device but no kernel: the CUDA build lost it
+  CATCH_CHECK(kernel->name == "cuda-sdpa");
+  const int64_t B = 2, H = 4, D = 32, W = 100;
+  torch::Device cuda(torch::kCUDA);
+  // T: a tile multiple, T % 128 == 64 (the guarded route), not a multiple of 16 (padded bias).
+  for (const std::string position : {"none", "alibi", "distance_bias", "alibi+distance_bias"}) {
+    for (const auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+      for (const int64_t T : {256, 192, 70}) {
+        CATCH_CAPTURE(position, c10::toString(dtype), T);
+        torch::manual_seed(11);
+        auto f64 = torch::kFloat64;
+        auto q = torch::randn({B, H, T, D}, f64), k = torch::randn({B, H, T, D}, f64);
+        auto v = torch::randn({B, H, T, D}, f64), g = torch::randn({B, H, T, D}, f64);
+        FamilySpec want_spec = spec_for(position, H, W, f64);
+        // The same parameters on the GPU; distance bias float32 as the variants keep it.
+        FamilySpec spec;
+        if (want_spec.alibi_slopes.defined()) spec.alibi_slopes = want_spec.alibi_slopes.to(cuda);
+        if (want_spec.distance_bias.defined()) {
+          spec.distance_bias =
+              want_spec.distance_bias.detach().to(cuda, torch::kFloat32).requires_grad_(true);
+        }
+        auto leaf = [&](const torch::Tensor& t) {
+          return t.to(cuda, dtype).detach().requires_grad_(true);
+        };
+        auto qc = leaf(q), kc = leaf(k), vc = leaf(v);
+        CATCH_REQUIRE(kernel->unsupported(qc, kc, vc, spec) == "");
+        auto out = kernel->forward(qc, kc, vc, spec);
+        (out.to(torch::kFloat32) * g.to(cuda, torch::kFloat32)).sum().backward();
+        for (auto* t : {&q, &k, &v}) t->requires_grad_(true);
+        auto want = attnbench::variants::eager_family_attention(q, k, v, want_spec);
+        (want * g).sum().backward();
+        const double tol = dtype == torch::kFloat32 ? 2e-3 : 5e-2;
+        CATCH_CHECK(!torch::isnan(out).any().item<bool>());
+        CATCH_CHECK(relative(out, want) < tol);
+        CATCH_CHECK(relative(qc.grad(), q.grad()) < tol);
+        CATCH_CHECK(relative(kc.grad(), k.grad()) < tol);
+        CATCH_CHECK(relative(vc.grad(), v.grad()) < tol);
+        if (spec.distance_bias.defined()) {
+          CATCH_CHECK(relative(spec.distance_bias.grad(), want_spec.distance_bias.grad()) < tol);
+        }
+      }
+    }
+  }
+  // Elastic is not served: dispatch runs eager for "auto".
+  FamilySpec elastic;
+  elastic.normalizer = Normalizer::Elastic;
+  elastic.tau = torch::full({H}, -1.0, torch::TensorOptions().device(cuda));
+  auto qc = torch::randn({B, H, 64, D}, torch::TensorOptions().device(cuda));
+  CATCH_CHECK_THAT(kernel->unsupported(qc, qc, qc, elastic), Contains("Elastic-Softmax"));
+  CATCH_CHECK_THAT(kernel->unsupported(qc.cpu(), qc.cpu(), qc.cpu(), FamilySpec{}),
+                   Contains("CUDA tensors expected"));
+}
+
+int main(int argc, char** argv) {
+  if (!torch::cuda::is_available()) {
+    std::puts("skipped: no CUDA device");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}

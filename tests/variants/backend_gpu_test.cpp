@@ -1,0 +1,100 @@
+// Backend dispatch on the GPU (gpu tag): every registered variant on CUDA tensors, "auto" equal to
+// eager (output and every gradient, float32) whether the CUDA kernel or eager ran, and "fused"
+// running what "auto" ran or refusing (Elastic-Softmax, sigmoid). An executable of its own
+// (tests/CMakeLists.txt, attnbench_gpu_test) that exits 77, which CTest reports as Skipped, where
+// no CUDA device is usable.
+#define CATCH_CONFIG_RUNNER
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "core/common/error.h"
+#include "tests/variants/support.h"
+#include "variants/eager.h"
+#include "variants/family.h"
+
+using namespace attnbench;
+using namespace attnbench::variants;
+using Catch::Matchers::Contains;
+
+namespace {
+// The name of the autograd node that produced `t`: tells the fused kernel's node from eager's ops.
+std::string node_of(const torch::Tensor& t) { return t.grad_fn() ? t.grad_fn()->name() : ""; }
+
+// max |got - want| / max |want|, the denominator at least 1e-8 (a gradient that is 0 throughout).
+double relative(const torch::Tensor& got, const torch::Tensor& want) {
+  return (got - want).abs().max().item<double>() /
+         std::max(want.abs().max().item<double>(), 1e-8);
+}
+}  // namespace
+
+CATCH_TEST_CASE("every registered variant on CUDA, auto equals eager and fused runs the same or "
+                "refuses", "[gpu]") {
+  CATCH_REQUIRE(kernels::find_fused_kernel(torch::kCUDA) != nullptr);
+  const int64_t B = 2, H = 4, T = 192, D = 16, C = 32;  // T % 128 == 64: the guarded route too
+  torch::Device cuda(torch::kCUDA);
+  int fused_runs = 0;
+  for (const auto& c : test::registered_cases()) {
+    CATCH_CAPTURE(c.label());
+    auto eager = make_variant(test::context(c, H, D, C, "eager"));
+    torch::manual_seed(5);
+    test::randomize_parameters(*eager, test::context(c, H, D, C).attention.params);
+    auto build = [&](const std::string& backend) {
+      auto m = make_variant(test::context(c, H, D, C, backend));
+      torch::NoGradGuard no_grad;
+      auto want = test::params_of(*eager);
+      for (auto& [name, p] : test::params_of(*m)) p.copy_(want.at(name));
+      m->to(cuda);
+      return m;
+    };
+    auto automatic = build("auto");
+    eager->to(cuda);
+    auto opts = torch::TensorOptions().device(cuda);
+    auto q = torch::randn({B, H, T, D}, opts), k = torch::randn({B, H, T, D}, opts);
+    auto v = torch::randn({B, H, T, D}, opts), x = torch::randn({B, T, C}, opts);
+    auto g = torch::randn({B, H, T, D}, opts);
+    auto run = [&](AttentionVariantImpl& m, std::string* node) {
+      std::vector<torch::Tensor> leaves;
+      for (auto* t : {&q, &k, &v}) leaves.push_back(t->detach().requires_grad_(true));
+      for (auto& [name, p] : test::params_of(m)) p.mutable_grad() = torch::Tensor();
+      auto out = m.forward(leaves[0], leaves[1], leaves[2], x);
+      *node = node_of(out);
+      (out * g).sum().backward();
+      std::vector<torch::Tensor> r = {out.detach()};
+      for (auto& l : leaves) r.push_back(l.grad());
+      for (auto& [name, p] : test::params_of(m)) {
+        r.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+      }
+      return r;
+    };
+    std::string eager_node, auto_node, fused_node;
+    const auto want = run(*eager, &eager_node), got = run(*automatic, &auto_node);
+    CATCH_REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      CATCH_CAPTURE(i);
+      CATCH_CHECK(!torch::isnan(got[i]).any().item<bool>());
+      CATCH_CHECK(relative(got[i], want[i]) < 2e-3);  // fp32; eager's matmuls vs SDPA's tiles
+    }
+    if (auto_node == eager_node) {
+      CATCH_CHECK_THROWS_AS(run(*build("fused"), &fused_node), UsageError);
+      continue;
+    }
+    ++fused_runs;
+    run(*build("fused"), &fused_node);
+    CATCH_CHECK(fused_node == auto_node);
+  }
+  CATCH_CHECK(fused_runs > 0);
+}
+
+int main(int argc, char** argv) {
+  if (!torch::cuda::is_available()) {
+    std::puts("skipped: no CUDA device");
+    return 77;
+  }
+  return Catch::Session().run(argc, argv);
+}
