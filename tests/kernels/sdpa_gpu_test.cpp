@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/attention_family.h"
+#include "tests/kernels/sdpa_support.h"
 #include "variants/eager.h"
 #include "variants/position.h"
 
@@ -26,24 +27,9 @@ using attnbench::kernels::FamilySpec;
 using attnbench::kernels::Normalizer;
 using attnbench::kernels::SdpaRoute;
 using Catch::Matchers::Contains;
+using attnbench::test::relative;
+using attnbench::test::spec_for;
 
-// max |got - want| / max |want| (denominator at least 1e-8).
-double relative(const torch::Tensor& got, const torch::Tensor& want) {
-  auto g = got.to(torch::kCPU, torch::kFloat64), w = want.to(torch::kCPU, torch::kFloat64);
-  return (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-8);
-}
-
-// The spec of a position part with fresh parameters (distance bias drawn away from 0).
-FamilySpec spec_for(const std::string& position, int64_t H, int64_t W, torch::ScalarType dtype) {
-  FamilySpec s;
-  if (position.find("alibi") != std::string::npos) {
-    s.alibi_slopes = torch::tensor(attnbench::variants::alibi_slopes(H), torch::kFloat64);
-  }
-  if (position.find("distance_bias") != std::string::npos) {
-    s.distance_bias = (torch::randn({H, W}, torch::kFloat32) * 0.5).to(dtype).requires_grad_(true);
-  }
-  return s;
-}
 
 }  // namespace
 
