@@ -23,7 +23,6 @@ torch::Device resolve_device(const std::string& setting, const std::string& key)
                    did_you_mean(setting, {"auto", "cpu", "cuda"}));
 }
 
-
 std::string gpu_name(const torch::Device& device) {
   if (!device.is_cuda()) return "";
   return kernels::cuda_device_name(device.has_index() ? device.index() : 0);

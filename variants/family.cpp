@@ -100,7 +100,7 @@ int64_t family_parameter_count(const VariantContext& ctx) {
 
 FamilyAttentionImpl::FamilyAttentionImpl(const VariantContext& ctx)
     : backend_(ctx.attention.backend), variant_(ctx.attention.variant) {
-  config::check_backend(backend_);
+  // attention.backend was checked by make_variant, the only way this module is built.
   const int64_t H = ctx.n_head;
   position_ = parse_position(param<std::string>(ctx, "position"));
   if (position_.rope) rope_theta_ = param<double>(ctx, "rope_theta");
