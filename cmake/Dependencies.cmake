@@ -8,6 +8,12 @@ find_package(Torch REQUIRED)
 if(ATTNBENCH_CUDA)
   attnbench_cuda_check_torch()
 endif()
+# Gloo's headers: c10d's ProcessGroupGloo.hpp includes them (data-parallel training on the CPU);
+# Debian's LibTorch links libgloo, the wheel has Gloo built in, neither ships the headers.
+find_path(GLOO_INCLUDE_DIR gloo/context.h)
+if(NOT GLOO_INCLUDE_DIR)
+  message(FATAL_ERROR "Gloo's headers (gloo/context.h) not found: run scripts/setup (libgloo-dev)")
+endif()
 find_package(tomlplusplus 3 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(fmt REQUIRED)

@@ -56,6 +56,14 @@ attnbench_library(ab_kernels DIR kernels TORCH DEPS ab_core WHOLE ${ab_kernels_w
 attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
 attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
 attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model ab_results)
+# c10d's headers hide each backend behind a switch; both LibTorch builds ship Gloo, the CUDA one
+# NCCL (docs/distributed.md). Set on the one file that includes them, so the shared PCH is reused.
+set(_ab_c10d USE_C10D_GLOO)
+if(ATTNBENCH_CUDA)
+  list(APPEND _ab_c10d USE_C10D_NCCL)
+endif()
+set_source_files_properties(${PROJECT_SOURCE_DIR}/harness/train/distributed.cpp PROPERTIES
+                            COMPILE_DEFINITIONS "${_ab_c10d}")
 attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
                   DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks)
 attnbench_library(ab_harness_sweep DIR harness/sweep TORCH

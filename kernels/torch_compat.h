@@ -113,6 +113,16 @@ inline void reset_cuda_peak_allocated(c10::DeviceIndex index) {
 #endif
 }
 
+// Makes CUDA device `index` the current one (torch.cuda.set_device): a data-parallel rank's
+// kernels and NCCL's communicator then default to its own GPU. Nothing in a build without CUDA.
+inline void set_current_cuda_device(c10::DeviceIndex index) {
+#if defined(ATTNBENCH_CUDA)
+  c10::cuda::set_device(index);
+#else
+  (void)index;
+#endif
+}
+
 // The GPU's name ("NVIDIA H100 80GB HBM3"); "" in a build without CUDA.
 inline std::string cuda_device_name(c10::DeviceIndex index) {
 #if defined(ATTNBENCH_CUDA)

@@ -1,14 +1,20 @@
 // attnbench train --config FILE [--set k=v ...] --out DIR [--dry-run] [--quiet]
+//                 [--nproc-per-node N] [--dist-timeout SECONDS]
 // Trains one model into DIR (resuming from its checkpoint when there is one). --dry-run validates
 // everything, prints the resolved config and the parameter counts (constructed model and closed
-// form), and trains nothing. Exit codes: 0 finished, 1 diverged or runtime failure, 2 bad usage,
+// form), and trains nothing. Data-parallel (docs/distributed.md): --nproc-per-node N starts N local
+// ranks; under torchrun or srun this process is one rank of the job. Exit codes: 0 finished, 1 diverged or runtime failure, 2 bad usage,
 // config or data, 130 interrupted (Ctrl-C: checkpoint written, the same command resumes).
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
+#include <filesystem>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,9 +23,14 @@
 #include "core/config/run_config.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
+#include "harness/train/distributed.h"
+#include "harness/train/launch.h"
 #include "harness/train/preflight.h"
+#include "harness/train/windows.h"
 #include "harness/train/trainer.h"
+#include "kernels/torch_compat.h"
 #include "model/decoder.h"
+#include "model/device.h"
 #include "model/param_count.h"
 
 namespace attnbench::cli {
@@ -31,6 +42,8 @@ struct TrainCliOptions {
   std::string out;
   bool dry_run = false;
   bool quiet = false;
+  int nproc_per_node = 0;  // 0: not a launcher
+  int dist_timeout = 300;  // seconds a collective may wait for the other ranks
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -65,21 +78,82 @@ int dry_run(const config::RunConfig& cfg) {
   return 0;
 }
 
+// The command a launcher's ranks run: this one, less --nproc-per-node.
+std::vector<std::string> rank_args(const TrainCliOptions& o) {
+  std::vector<std::string> args = {std::filesystem::read_symlink("/proc/self/exe").string(),
+                                   "train", "--config", o.config, "--out", o.out,
+                                   "--dist-timeout", std::to_string(o.dist_timeout)};
+  for (const auto& kv : o.sets) args.insert(args.end(), {"--set", kv});
+  if (o.quiet) args.push_back("--quiet");
+  return args;
+}
+
+// --nproc-per-node: everything the ranks would refuse is refused here, once, before they start.
+int launch(const TrainCliOptions& o, const config::RunConfig& cfg) {
+  train::preflight(cfg);
+  train::rank_micro_batches(cfg.train.batch_size, train::accumulation_steps(cfg.train, cfg.model),
+                            0, o.nproc_per_node);
+  const torch::Device device = model::resolve_device(cfg.train.device);
+  if (device.is_cuda() && torch::cuda::device_count() < o.nproc_per_node) {
+    throw UsageError(fmt::format("--nproc-per-node {}: one GPU per rank, and this machine has {}",
+                                 o.nproc_per_node, torch::cuda::device_count()));
+  }
+  return train::run_local_ranks(rank_args(o), o.nproc_per_node,
+                                std::chrono::seconds(o.dist_timeout));
+}
+
+// One rank's device: its own GPU (cuda:LOCAL_RANK) when the run trains on CUDA. On the CPU the
+// machine's threads are split between its ranks unless train.threads or OMP_NUM_THREADS says.
+torch::Device rank_device(const config::RunConfig& cfg, const train::RankEnv& env) {
+  torch::Device device = model::resolve_device(cfg.train.device);
+  if (device.is_cuda()) {
+    if (env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
+      throw UsageError(fmt::format("rank {}: local rank {} has no GPU (this machine has {})",
+                                   env.rank, env.local_rank, torch::cuda::device_count()));
+    }
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+    kernels::set_current_cuda_device(device.index());
+  } else if (cfg.train.threads <= 0 && !std::getenv("OMP_NUM_THREADS")) {
+    init_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                 env.local_world_size));
+  }
+  return device;
+}
+
+train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig& cfg,
+                              train::Communicator* comm) {
+  std::signal(SIGINT, on_sigint);
+  train::TrainOptions opts;
+  opts.quiet = o.quiet;
+  opts.should_stop = [] { return g_interrupted.load(); };
+  opts.comm = comm;
+  train::TrainResult r = train::train_run(cfg, o.out, nullptr, opts);
+  std::signal(SIGINT, SIG_DFL);
+  return r;
+}
+
 int run_train(const TrainCliOptions& o) {
   config::RunConfig cfg = config::load_run_config(o.config, o.sets);
   train::check_training_config(cfg);
   init_threads(static_cast<int>(cfg.train.threads));
   if (o.dry_run) return dry_run(cfg);
   if (o.out.empty()) throw UsageError("--out DIR is required (the run folder)");
+  if (o.nproc_per_node > 0) return launch(o, cfg);
 
-  std::signal(SIGINT, on_sigint);
-  train::TrainOptions opts;
-  opts.quiet = o.quiet;
-  opts.should_stop = [] { return g_interrupted.load(); };
-  train::TrainResult r = train::train_run(cfg, o.out, nullptr, opts);
-  std::signal(SIGINT, SIG_DFL);
-  fmt::print("{}: step {}, train loss {:.4f}, val loss {:.4f}, run folder {}\n", r.status, r.step,
-             r.train_loss, r.val_loss, o.out);
+  const train::RankEnv env = train::rank_env();
+  std::unique_ptr<train::Communicator> comm;
+  if (env.distributed()) {
+    train::rank_micro_batches(cfg.train.batch_size,
+                              train::accumulation_steps(cfg.train, cfg.model), env.rank,
+                              env.world_size);
+    comm = std::make_unique<train::Communicator>(env, rank_device(cfg, env),
+                                                 std::chrono::seconds(o.dist_timeout));
+  }
+  train::TrainResult r = train_here(o, cfg, comm.get());
+  if (!comm || comm->rank() == 0) {
+    fmt::print("{}: step {}, train loss {:.4f}, val loss {:.4f}, run folder {}\n", r.status,
+               r.step, r.train_loss, r.val_loss, o.out);
+  }
   if (r.status == "diverged") {
     throw std::runtime_error(fmt::format(
         "training diverged at step {} (non-finite loss or gradient); the last good checkpoint in "
@@ -97,6 +171,13 @@ RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& a
   app.add_flag("--dry-run", o->dry_run,
                "Validate, print the resolved config and parameter counts, train nothing");
   app.add_flag("--quiet", o->quiet, "No progress output");
+  app.add_option("--nproc-per-node", o->nproc_per_node,
+                 "Data-parallel: start N local ranks (one GPU each on CUDA; docs/distributed.md)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--dist-timeout", o->dist_timeout,
+                 "Seconds a rank waits in a collective before giving up on a hung peer (default "
+                 "300)")
+      ->check(CLI::Range(1, 86400));
   return [o] { return run_train(*o); };
 });
 

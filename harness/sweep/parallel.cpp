@@ -1,7 +1,5 @@
 #include "harness/sweep/parallel.h"
 
-#include <fcntl.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "core/common/process.h"
 #include "harness/sweep/interrupt.h"
-
-extern char** environ;
 
 namespace attnbench::sweep {
 namespace {
@@ -30,57 +27,19 @@ struct Child {
   fs::path log;
 };
 
-// argv and envp are built before fork(): between fork and exec only async-signal-safe calls.
-struct Spawn {
-  std::vector<std::string> args, env;
-  std::vector<char*> argv, envp;
-  void finish() {
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    for (auto& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-  }
-};
-
-Spawn child_command(const SweepOptions& o, const fs::path& db, const Cell& cell, int threads) {
-  Spawn s;
-  s.args = {o.executable.string(), "sweep", o.file.string(), "--only", cell.id,
+ChildCommand child_command(const SweepOptions& o, const fs::path& db, const Cell& cell, int threads,
+                           const fs::path& log) {
+  ChildCommand c;
+  c.args = {o.executable.string(), "sweep", o.file.string(), "--only", cell.id,
             "--db", db.string(), "--runs-dir", o.runs_dir.string()};
-  if (!o.data_dir.empty()) s.args.insert(s.args.end(), {"--data-dir", o.data_dir});
-  if (o.retry_failed) s.args.push_back("--retry-failed");
-  for (auto& kv : o.sets) s.args.insert(s.args.end(), {"--set", kv});
-  if (o.limit) s.args.insert(s.args.end(), {"--limit", std::to_string(*o.limit)});
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) s.env.push_back(*e);
-  }
-  s.env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
-  s.finish();
-  return s;
-}
-
-pid_t spawn(Spawn& s, const fs::path& log) {
-  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + log.string() + ": " + std::strerror(errno));
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fd);
-    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  }
-  if (pid == 0) {
-    // Own process group: a terminal Ctrl-C reaches only the runner, which forwards it once.
-    ::setpgid(0, 0);
-    // If the runner dies (kill -9 included), its children die with it instead of running on
-    // unsupervised; their cells are resumed by the next run.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(137);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    ::execve(s.argv[0], s.argv.data(), s.envp.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  return pid;
+  if (!o.data_dir.empty()) c.args.insert(c.args.end(), {"--data-dir", o.data_dir});
+  if (o.retry_failed) c.args.push_back("--retry-failed");
+  for (auto& kv : o.sets) c.args.insert(c.args.end(), {"--set", kv});
+  if (o.limit) c.args.insert(c.args.end(), {"--limit", std::to_string(*o.limit)});
+  c.env = environment_without({"OMP_NUM_THREADS"});
+  c.env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
+  c.log = log;
+  return c;
 }
 
 // The last lines of a child's log, for a failure message.
@@ -121,8 +80,7 @@ std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& d
     while (!interrupted() && next < cells.size() && running.size() < static_cast<size_t>(o.jobs)) {
       const Cell& cell = *cells[next++];
       Child child{&cell, logs / (cell.id + ".log")};
-      Spawn cmd = child_command(o, db, cell, threads);
-      pid_t pid = spawn(cmd, child.log);
+      pid_t pid = spawn(child_command(o, db, cell, threads, child.log));
       running[pid] = child;
       fmt::print("[{}/{}] {} {}: started\n", ++started, cells.size(), cell.id, cell.label);
       std::fflush(stdout);
@@ -145,7 +103,7 @@ std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& d
     if (it == running.end()) continue;
     const Child child = it->second;
     running.erase(it);
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const int code = exit_code(status);
     codes[child.cell->id] = code;
     if (code == 0) {
       fmt::print("{} {}: done\n", child.cell->id, child.cell->label);

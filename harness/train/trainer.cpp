@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "harness/train/grad_reducer.h"
 #include "harness/train/optimizer.h"
 #include "harness/train/preflight.h"
 #include "harness/train/progress.h"
@@ -43,22 +44,37 @@ torch::Tensor window_loss(model::DecoderLMImpl& model, const torch::Tensor& wind
                                               windows.slice(1, 1, t + 1).reshape({-1}));
 }
 
-// Mean loss over every validation window (each has T targets, so this is the per-token mean).
+std::vector<std::string> parameter_names(torch::nn::Module& model) {
+  std::vector<std::string> names;
+  for (const auto& item : model.named_parameters()) names.push_back(item.key());
+  return names;
+}
+
+// Mean loss over every validation window (each has T targets, so this is the per-token mean). With
+// `comm`, each rank scores an equal share of the windows and the sums are added across ranks.
 double validation_loss(model::DecoderLMImpl& model, const ValWindows& val, int64_t batch,
-                       int64_t context, const torch::Device& device, bool bf16) {
+                       int64_t context, const torch::Device& device, bool bf16,
+                       Communicator* comm) {
   if (val.count() == 0) return kNaN;
   torch::NoGradGuard no_grad;
   model.eval();
+  const int rank = comm ? comm->rank() : 0, world = comm ? comm->size() : 1;
+  const int64_t begin = val.count() * rank / world, end = val.count() * (rank + 1) / world;
   std::vector<int64_t> buf;
   double sum = 0.0;
-  for (int64_t first = 0; first < val.count(); first += batch) {
-    const int64_t n = std::min(batch, val.count() - first);
+  for (int64_t first = begin; first < end; first += batch) {
+    const int64_t n = std::min(batch, end - first);
     buf.resize(static_cast<size_t>(n * (context + 1)));
     val.fill(first, n, buf.data());
     auto w = model::to_device(torch::from_blob(buf.data(), {n, context + 1}, torch::kLong), device);
     sum += window_loss(model, w, bf16).item<double>() * static_cast<double>(n);
   }
   model.train();
+  if (comm) {
+    auto total = torch::tensor({sum}, torch::kFloat64).to(device);
+    comm->allreduce_sum(total, "adding the validation losses");
+    sum = total.cpu().item<double>();
+  }
   return sum / static_cast<double>(val.count());
 }
 
@@ -126,12 +142,14 @@ struct StepLoop {
   TrainWindows& windows;
   const ValWindows& val;
   Progress& progress;
-  JsonlMetricSink& jsonl;  // flushed on its own: a checkpoint records its size
+  JsonlMetricSink* jsonl;  // flushed on its own: a checkpoint records its size; null on ranks > 0
   MetricSink& metrics;     // jsonl and the caller's sink
   model::TrainState& state;
 
   const torch::Device device;
-  const double peak_flops;  // the device's, for MFU; 0 = unknown
+  const double peak_flops;  // all ranks' devices together, for MFU; 0 = unknown
+  Communicator* comm;       // null: one process
+  GradReducer* reducer;     // with comm
 
   const config::TrainConfig& tc = cfg.train;
   const int64_t T = cfg.model.context_length, B = tc.batch_size;
@@ -139,14 +157,21 @@ struct StepLoop {
   const int64_t tokens_per_step = micro_steps * B * T;
   const bool bf16 = tc.precision == "bf16";
   const double model_flops_per_token = flops_per_token(cfg);
+  const bool leader = !comm || comm->rank() == 0;  // writes the run folder
+  // This rank's windows of every step; for one process, the step's micro-batches in order.
+  const std::vector<MicroBatch> plan =
+      rank_micro_batches(B, micro_steps, comm ? comm->rank() : 0, comm ? comm->size() : 1);
   std::vector<int64_t> buf = std::vector<int64_t>(static_cast<size_t>(B * (T + 1)));
   std::vector<torch::Tensor> params = model.parameters();
+  bool stop_agreed = false;  // with comm: some rank was asked to stop during this step
 
   TrainResult run() {
     if (state.step >= tc.steps) return finish("finished");
+    check_replicas();
     using clock = std::chrono::steady_clock;
     while (state.step < tc.steps) {
       auto start = clock::now();
+      if (comm) comm->set_step(state.step);
       const double lr = learning_rate(tc, state.step);
       set_learning_rate(optimizer, lr);
       const StepGradients g = accumulate_gradients();
@@ -160,8 +185,9 @@ struct StepLoop {
       log_step(lr, g, std::chrono::duration<double>(clock::now() - start).count());
 
       const bool last = state.step == tc.steps;
+      if (last || due(tc.log_interval)) check_replicas();
       if (last || due(tc.eval_interval)) validate();
-      const bool stop = !last && opts.should_stop && opts.should_stop();
+      const bool stop = !last && (comm ? stop_agreed : opts.should_stop && opts.should_stop());
       if (last || stop || due(tc.checkpoint_interval)) checkpoint();
       if (stop) return interrupted();
     }
@@ -171,23 +197,48 @@ struct StepLoop {
   // True on every `interval`-th step; 0 = never (the last step is handled by the caller).
   bool due(int64_t interval) const { return interval > 0 && state.step % interval == 0; }
 
-  // Gradients of one optimizer step, accumulated over micro_steps micro-batches (each loss scaled
-  // by 1 / micro_steps, so the sum is the gradient of the mean), then clipped.
+  // Gradients of one optimizer step, accumulated over this rank's micro-batches (each loss scaled
+  // by 1 / their number, so the sum is the gradient of the mean), averaged over the ranks by the
+  // reducer during the last backward pass, then clipped.
   StepGradients accumulate_gradients() {
     optimizer.zero_grad();
     double loss_sum = 0.0;
-    for (int64_t m = 0; m < micro_steps; ++m) {
-      windows.next(B, buf.data());
-      auto w = model::to_device(torch::from_blob(buf.data(), {B, T + 1}, torch::kLong), device);
+    const auto n = static_cast<double>(plan.size());
+    for (size_t m = 0; m < plan.size(); ++m) {
+      windows.peek(plan[m].first, plan[m].count, buf.data());
+      auto w = model::to_device(
+          torch::from_blob(buf.data(), {plan[m].count, T + 1}, torch::kLong), device);
       auto loss = window_loss(model, w, bf16);
-      (loss / static_cast<double>(micro_steps)).backward();
+      if (reducer && m + 1 == plan.size()) reducer->arm();
+      (loss / n).backward();
       loss_sum += loss.item<double>();
     }
-    const double loss = loss_sum / static_cast<double>(micro_steps);
+    windows.advance(micro_steps * B);
+    if (reducer) reducer->finish();
+    const double loss = mean_over_ranks(loss_sum / n);
     // Clip to grad_clip (0 = off: the norm is still measured, for the log and the guard).
     const double grad_norm = torch::nn::utils::clip_grad_norm_(
         params, tc.grad_clip > 0 ? tc.grad_clip : std::numeric_limits<double>::infinity());
     return {loss, grad_norm};
+  }
+
+  // The mean of every rank's loss (equal shares of the batch: the global batch's mean loss); with it,
+  // whether any rank was asked to stop, so that all stop after the same step.
+  double mean_over_ranks(double loss) {
+    if (!comm) return loss;
+    const bool stop = opts.should_stop && opts.should_stop();
+    auto t = torch::tensor({loss, stop ? 1.0 : 0.0}, torch::kFloat64).to(device);
+    comm->allreduce_sum(t, "adding the ranks' losses");
+    const auto host = t.cpu();
+    stop_agreed = host[1].item<double>() > 0;
+    return host[0].item<double>() / comm->size();
+  }
+
+  // Data-parallel replicas must hold the same parameters: checked at the start and every log
+  // interval (a few all-reduced sums; docs/distributed.md, "Checks").
+  void check_replicas() {
+    if (!comm) return;
+    check_parameters_identical(*comm, parameter_names(model), params, state.step);
   }
 
   // Divergence guard: no update from a non-finite loss or gradient; the last checkpoint stays.
@@ -217,15 +268,17 @@ struct StepLoop {
   }
 
   void validate() {
-    state.val_loss = validation_loss(model, val, B, T, device, bf16);
+    state.val_loss = validation_loss(model, val, B, T, device, bf16, comm);
     if (std::isfinite(state.val_loss)) {
       metrics.log_metric("val/loss", state.step, state.val_loss);
       progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
     }
   }
 
+  // Rank 0 writes; the replicas are identical (check_replicas), so its state is every rank's.
   void checkpoint() {
-    state.metrics_bytes = jsonl.flush();
+    if (!leader) return;
+    state.metrics_bytes = jsonl->flush();
     state.data_cursor = windows.cursor();
     model::save_checkpoint(run_dir, cfg, model, optimizer, state);
   }
@@ -240,11 +293,27 @@ struct StepLoop {
   TrainResult finish(const std::string& status) {
     progress.finish();
     TrainResult r{status, state.step, state.train_loss, state.val_loss};
-    jsonl.flush();
-    write_status(run_dir, r);
+    if (leader) {
+      jsonl->flush();
+      write_status(run_dir, r);
+    }
     return r;
   }
 };
+
+// The seed is set right before the model is built: the initial weights depend on it alone (every
+// data-parallel rank builds the same model). The model is built on the CPU and then moved, so a run
+// starts from the same weights on any device.
+model::DecoderLM build_model(const config::RunConfig& cfg, const torch::Device& device) {
+  torch::manual_seed(static_cast<uint64_t>(cfg.train.seed));
+  model::DecoderLM model(cfg);
+  if (!device.is_cpu()) {
+    model->to(device);
+    kernels::reset_cuda_peak_allocated(device.index());
+  }
+  model->train();
+  return model;
+}
 
 }  // namespace
 
@@ -252,43 +321,42 @@ TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, Met
                       const TrainOptions& opts) {
   TrainingData data = preflight(cfg);
   const auto& tc = cfg.train;
-  const int64_t T = cfg.model.context_length;
-
-  const torch::Device device = model::resolve_device(tc.device);  // checked by preflight
+  Communicator* comm = opts.comm;
+  const bool leader = !comm || comm->rank() == 0;  // one writer per run folder
+  const torch::Device device = comm ? comm->device() : model::resolve_device(tc.device);
 
   fs::create_directories(run_dir);
-  RunLock lock(run_dir);
+  std::optional<RunLock> lock;
+  if (leader) lock.emplace(run_dir);
   const auto existing = checkpoint_of_this_run(cfg, run_dir);
   if (tc.threads > 0) torch::set_num_threads(static_cast<int>(tc.threads));
   model::apply_numerics(tc);
 
-  // The seed is set right before the model is built: the initial weights depend on it alone. The
-  // model is built on the CPU and then moved, so a run starts from the same weights on any device.
-  torch::manual_seed(static_cast<uint64_t>(tc.seed));
-  model::DecoderLM model(cfg);
-  if (!device.is_cpu()) {
-    model->to(device);
-    kernels::reset_cuda_peak_allocated(device.index());
-  }
-  model->train();
+  model::DecoderLM model = build_model(cfg, device);
   auto optimizer = make_adamw(*model, tc);
-  TrainWindows windows(&data.train, T, static_cast<uint64_t>(tc.seed),
+  TrainWindows windows(&data.train, cfg.model.context_length, static_cast<uint64_t>(tc.seed),
                        cfg.data.fixed_token_position, cfg.data.fixed_token_id);
-  ValWindows val(&data.val, T, tc.eval_tokens);
+  ValWindows val(&data.val, cfg.model.context_length, tc.eval_tokens);
 
-  const double peak = peak_flops(tc, model::gpu_name(device));
-  Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(), opts.quiet,
-                    flops_per_token(cfg), peak);
+  const double peak = peak_flops(tc, model::gpu_name(device)) * (comm ? comm->size() : 1);
+  Progress progress(tc.steps, tc.log_interval, Progress::stderr_is_terminal(),
+                    opts.quiet || !leader, flops_per_token(cfg), peak);
   model::TrainState state =
       starting_state(cfg, run_dir, existing, *model, *optimizer, windows, progress);
-  model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   // A fresh run starts an empty metrics file; a resumed one drops what was logged after its
   // checkpoint (those steps are about to be redone, identically).
-  JsonlMetricSink jsonl(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
-  TeeSink metrics({&jsonl, sink});
+  std::optional<JsonlMetricSink> jsonl;
+  if (leader) {
+    model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
+    jsonl.emplace(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
+  }
+  TeeSink metrics({jsonl ? &*jsonl : nullptr, leader ? sink : nullptr});
+  std::optional<GradReducer> reducer;
+  if (comm) reducer.emplace(parameter_names(*model), model->parameters(), *comm);
 
-  StepLoop loop{cfg,     run_dir, opts,    *model, *optimizer, windows, val,
-                progress, jsonl,   metrics, state,  device,     peak};
+  StepLoop loop{cfg,      run_dir, opts,    *model, *optimizer, windows, val, progress,
+                jsonl ? &*jsonl : nullptr, metrics, state, device, peak, comm,
+                reducer ? &*reducer : nullptr};
   return loop.run();
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/config/run_config.h"
+#include "harness/train/distributed.h"
 #include "harness/train/metric_sink.h"
 #include "model/decoder.h"
 
@@ -18,6 +19,10 @@ struct TrainOptions {
   bool quiet = false;                // no progress output
   std::function<bool()> should_stop; // polled after every step: true = checkpoint and return
                                      // status "interrupted" (Ctrl-C)
+  // Data-parallel training (docs/distributed.md): this rank's membership of the job, or null for
+  // one process. The run trains on comm->device(); every rank computes, rank 0 alone writes the
+  // run folder.
+  Communicator* comm = nullptr;
 };
 
 struct TrainResult {
@@ -27,7 +32,7 @@ struct TrainResult {
   double val_loss = 0.0;    // the last validation loss; NaN when there is no validation data
 };
 
-// Trains `cfg` in `run_dir`, resuming from its checkpoint when there is one (the checkpoint's
+// Trains `cfg` in `run_dir` (every rank of a data-parallel job calls it), resuming from its checkpoint when there is one (the checkpoint's
 // config must have the same run id, config::config_hash). Validates the config and every shard
 // first (UsageError). Writes run_dir/{config.json, metrics.jsonl, status.json, checkpoint/}.
 TrainResult train_run(const config::RunConfig& cfg, const std::filesystem::path& run_dir,

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+
 namespace attnbench::train {
 namespace {
 
@@ -33,9 +37,15 @@ TrainWindows::TrainWindows(const std::vector<data::ShardReader>* shards, int64_t
 }
 
 void TrainWindows::next(int64_t n, int64_t* out) {
-  for (int64_t w = 0; w < n; ++w, ++cursor_) {
+  peek(0, n, out);
+  advance(n);
+}
+
+void TrainWindows::peek(int64_t first, int64_t n, int64_t* out) const {
+  for (int64_t w = 0; w < n; ++w) {
+    const auto index = static_cast<uint64_t>(cursor_ + first + w);
     // 2^64 is far above total_starts_, so the modulo's bias (< total / 2^64) is negligible.
-    uint64_t r = mix(seed_ + static_cast<uint64_t>(cursor_) * 0xd1b54a32d192ed03ULL) % total_starts_;
+    uint64_t r = mix(seed_ + index * 0xd1b54a32d192ed03ULL) % total_starts_;
     size_t shard = static_cast<size_t>(
         std::upper_bound(cumulative_starts_.begin(), cumulative_starts_.end(), r) -
         cumulative_starts_.begin());
@@ -44,6 +54,24 @@ void TrainWindows::next(int64_t n, int64_t* out) {
     (*shards_)[shard].read(static_cast<int64_t>(r - before), window_, dst);
     if (fixed_position_ >= 0) dst[fixed_position_] = fixed_id_;
   }
+}
+
+std::vector<MicroBatch> rank_micro_batches(int64_t batch, int64_t micro_steps, int rank,
+                                           int world) {
+  std::vector<MicroBatch> out;
+  if (micro_steps % world == 0) {
+    const int64_t per_rank = micro_steps / world;
+    for (int64_t m = rank * per_rank; m < (rank + 1) * per_rank; ++m) out.push_back({m * batch, batch});
+  } else if (batch % world == 0) {
+    const int64_t share = batch / world;
+    for (int64_t m = 0; m < micro_steps; ++m) out.push_back({m * batch + rank * share, share});
+  } else {
+    throw UsageError(fmt::format(
+        "a step of {} micro-batch(es) of train.batch_size = {} windows cannot be split evenly over "
+        "{} ranks: the number of ranks must divide the accumulation steps or train.batch_size",
+        micro_steps, batch, world));
+  }
+  return out;
 }
 
 ValWindows::ValWindows(const std::vector<data::ShardReader>* shards, int64_t context_length,

@@ -26,6 +26,10 @@ class TrainWindows {
 
   // Writes the next `n` windows, n * (T + 1) tokens, into `out` and advances the cursor by n.
   void next(int64_t n, int64_t* out);
+  // Windows cursor() + first .. + first + n - 1 into `out`, the cursor unchanged: a data-parallel
+  // rank reads its share of a step's windows, then every rank advances past the whole step.
+  void peek(int64_t first, int64_t n, int64_t* out) const;
+  void advance(int64_t n) { cursor_ += n; }
 
   int64_t cursor() const { return cursor_; }
   void set_cursor(int64_t cursor) { cursor_ = cursor; }
@@ -41,6 +45,20 @@ class TrainWindows {
   uint64_t total_starts_ = 0;
   int64_t cursor_ = 0;
 };
+
+// One micro-batch of a data-parallel rank: windows [first, first + count) of its step's global
+// batch (docs/distributed.md, "Exactly the same training").
+struct MicroBatch {
+  int64_t first = 0, count = 0;
+};
+
+// Rank `rank`'s share of a step of `micro_steps` micro-batches of `batch` windows, split over
+// `world` ranks: whole micro-batches when world divides micro_steps (rank r takes a contiguous
+// run of them), else an equal slice of every micro-batch when world divides batch; otherwise a
+// UsageError. Every rank gets the same number of windows, so the mean of the ranks' mean losses is
+// the mean over the global batch.
+std::vector<MicroBatch> rank_micro_batches(int64_t batch, int64_t micro_steps, int rank,
+                                           int world);
 
 class ValWindows {
  public:

@@ -1,0 +1,329 @@
+#include "harness/train/distributed.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_NCCL
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+#include <torch/version.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+
+namespace attnbench::train {
+namespace {
+
+// LibTorch 2 split a process group into backends: Gloo and NCCL derive from c10d::Backend there,
+// from c10d::ProcessGroup in 1.13 (Debian's); the collectives used here are the same on both.
+#if TORCH_VERSION_MAJOR >= 2
+using Group = c10d::Backend;
+#else
+using Group = c10d::ProcessGroup;
+#endif
+
+// A non-negative integer environment variable; `fallback` when unset.
+int env_int(const GetEnv& getenv, const char* name, int fallback, int min_value = 0) {
+  const char* raw = getenv(name);
+  if (!raw || !*raw) return fallback;
+  char* end = nullptr;
+  const long v = std::strtol(raw, &end, 10);
+  if (*end != '\0' || v < min_value || v > 1 << 24) {
+    throw UsageError(fmt::format("environment variable {}={}: expected an integer >= {}", name, raw,
+                                 min_value));
+  }
+  return static_cast<int>(v);
+}
+
+int required_int(const GetEnv& getenv, const char* name, int min_value, const char* launcher) {
+  if (!getenv(name)) {
+    throw UsageError(fmt::format("{} is not set: a {} launch sets it (docs/distributed.md)", name,
+                                 launcher));
+  }
+  return env_int(getenv, name, 0, min_value);
+}
+
+void check_rank(const RankEnv& e) {
+  if (e.rank >= e.world_size || e.local_rank >= e.local_world_size) {
+    throw UsageError(fmt::format("inconsistent {} environment: rank {} of world size {}, local rank "
+                                 "{} of {}",
+                                 e.launcher, e.rank, e.world_size, e.local_rank,
+                                 e.local_world_size));
+  }
+}
+
+RankEnv torchrun_env(const GetEnv& getenv) {
+  RankEnv e;
+  e.launcher = "torchrun";
+  e.rank = required_int(getenv, "RANK", 0, "torchrun");
+  e.world_size = required_int(getenv, "WORLD_SIZE", 1, "torchrun");
+  e.local_rank = env_int(getenv, "LOCAL_RANK", e.rank);
+  e.local_world_size = env_int(getenv, "LOCAL_WORLD_SIZE", e.world_size, 1);
+  if (const char* addr = getenv("MASTER_ADDR"); addr && *addr) e.master_addr = addr;
+  e.master_port = env_int(getenv, "MASTER_PORT", e.master_port, 1);
+  const char* agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
+  e.agent_store = agent && std::string(agent) == "True";
+  return e;
+}
+
+// SLURM_STEP_TASKS_PER_NODE reads like "4(x2)" or "4,3": this node's count is not in it, but on the
+// homogeneous allocations data parallelism uses the first entry is every node's.
+int slurm_tasks_per_node(const GetEnv& getenv, int world_size) {
+  for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+    if (const char* raw = getenv(name); raw && std::isdigit(static_cast<unsigned char>(*raw))) {
+      return std::max(1, std::atoi(raw));
+    }
+  }
+  return world_size;
+}
+
+RankEnv slurm_env(const GetEnv& getenv, int world_size) {
+  RankEnv e;
+  e.launcher = "slurm";
+  e.world_size = world_size;
+  e.rank = required_int(getenv, "SLURM_PROCID", 0, "srun");
+  e.local_rank = env_int(getenv, "SLURM_LOCALID", 0);
+  e.local_world_size = slurm_tasks_per_node(getenv, world_size);
+  const char* addr = getenv("MASTER_ADDR");
+  if (!addr || !*addr) {
+    throw UsageError("MASTER_ADDR is not set: under srun, export the first host of the allocation "
+                     "before the job step, e.g. MASTER_ADDR=$(scontrol show hostnames "
+                     "\"$SLURM_JOB_NODELIST\" | head -n1) (docs/distributed.md)");
+  }
+  e.master_addr = addr;
+  e.master_port = env_int(getenv, "MASTER_PORT", e.master_port, 1);
+  return e;
+}
+
+}  // namespace
+
+RankEnv rank_env(const GetEnv& getenv) {
+  RankEnv e;
+  if (getenv("RANK") || getenv("WORLD_SIZE")) {
+    e = torchrun_env(getenv);
+  } else if (getenv("SLURM_PROCID")) {
+    // A job step's task count; a batch script outside srun has SLURM_NTASKS but is one process.
+    const int tasks = env_int(getenv, "SLURM_STEP_NUM_TASKS", 1, 1);
+    if (tasks > 1) e = slurm_env(getenv, tasks);
+  }
+  if (e.distributed()) check_rank(e);
+  return e;
+}
+
+RankEnv rank_env() {
+  return rank_env([](const char* name) { return std::getenv(name); });
+}
+
+struct Communicator::Impl {
+  RankEnv env;
+  torch::Device device = torch::kCPU;
+  std::chrono::seconds timeout;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<Group> group;
+  const char* backend = "gloo";
+  int64_t step = 0;
+
+  // The last step every rank published, read without waiting (the store may be gone with rank 0).
+  std::string steps_of_ranks() const {
+    std::string out;
+    try {
+      for (int r = 0; r < env.world_size; ++r) {
+        const std::string key = "attnbench/step/" + std::to_string(r);
+        std::string step_text = "none";
+        if (store->check({key})) {
+          auto bytes = store->get(key);
+          step_text.assign(bytes.begin(), bytes.end());
+        }
+        out += fmt::format("{}rank {}: {}", out.empty() ? "" : ", ", r, step_text);
+      }
+    } catch (const std::exception&) {
+      return "";
+    }
+    return "; steps completed by each rank: " + out;
+  }
+
+  [[noreturn]] void fail(const std::string& what, const std::exception& e) const {
+    throw CollectiveError(fmt::format(
+        "rank {} of {}: {} at step {} failed: {}{}. Another rank died, hung for more than the "
+        "{} s timeout (--dist-timeout), or cannot be reached; rerun the same command to resume "
+        "from the last checkpoint",
+        env.rank, env.world_size, what, step + 1, e.what(), steps_of_ranks(), timeout.count()));
+  }
+
+  // Runs `op` (a collective's launch or wait), turning LibTorch's errors into CollectiveError.
+  template <typename F>
+  auto guarded(const std::string& what, F&& op) const {
+    try {
+      return op();
+    } catch (const CollectiveError&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(what, e);
+    }
+  }
+};
+
+namespace {
+
+c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::seconds timeout) {
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<uint16_t>(env.master_port);
+  o.isServer = env.rank == 0 && !env.agent_store;
+  o.numWorkers = env.world_size;
+  o.waitWorkers = false;
+  o.timeout = timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("rank {} of {}: rendezvous at {}:{} failed: {}", env.rank,
+                                         env.world_size, env.master_addr, env.master_port,
+                                         e.what()));
+  }
+}
+
+// Gloo's transport device: GLOO_SOCKET_IFNAME's interface when set (as torch.distributed reads it),
+// the loopback device for a job on this machine, else the address this host's name resolves to.
+std::shared_ptr<::gloo::transport::Device> gloo_device(const RankEnv& env) {
+  if (const char* ifname = std::getenv("GLOO_SOCKET_IFNAME"); ifname && *ifname) {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(ifname);
+  }
+  if (env.master_addr == "127.0.0.1" || env.master_addr == "localhost") {
+    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
+  }
+  return c10d::ProcessGroupGloo::createDefaultDevice();
+}
+
+c10::intrusive_ptr<Group> make_gloo(const c10::intrusive_ptr<c10d::Store>& store,
+                                    const RankEnv& env, std::chrono::seconds timeout) {
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = timeout;
+  options->devices.push_back(gloo_device(env));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+}
+
+c10::intrusive_ptr<Group> make_nccl(const c10::intrusive_ptr<c10d::Store>& store,
+                                    const RankEnv& env, std::chrono::seconds timeout) {
+#ifdef USE_C10D_NCCL
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = timeout;
+  return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+#else
+  (void)store, (void)timeout;
+  throw UsageError(fmt::format("rank {}: training on CUDA across ranks needs NCCL, which this "
+                               "build lacks (build with scripts/build-cuda)",
+                               env.rank));
+#endif
+}
+
+}  // namespace
+
+Communicator::Communicator(const RankEnv& env, const torch::Device& device,
+                           std::chrono::seconds timeout)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->env = env;
+  impl_->device = device;
+  impl_->timeout = timeout;
+  impl_->store = rendezvous(env, timeout);
+  impl_->backend = device.is_cuda() ? "nccl" : "gloo";
+  impl_->group = impl_->guarded(std::string("creating the ") + impl_->backend + " process group",
+                                [&] {
+                                  return device.is_cuda() ? make_nccl(impl_->store, env, timeout)
+                                                          : make_gloo(impl_->store, env, timeout);
+                                });
+}
+
+Communicator::~Communicator() = default;
+
+int Communicator::rank() const { return impl_->env.rank; }
+int Communicator::size() const { return impl_->env.world_size; }
+int Communicator::local_world_size() const { return impl_->env.local_world_size; }
+const torch::Device& Communicator::device() const { return impl_->device; }
+const char* Communicator::backend() const { return impl_->backend; }
+
+void Communicator::set_step(int64_t step) {
+  impl_->step = step;
+  impl_->guarded("publishing the step", [&] {
+    const std::string text = std::to_string(step);
+    impl_->store->set("attnbench/step/" + std::to_string(impl_->env.rank),
+                      std::vector<uint8_t>(text.begin(), text.end()));
+  });
+}
+
+std::function<void()> Communicator::allreduce_sum_async(const torch::Tensor& t,
+                                                        const std::string& what) {
+  auto work = impl_->guarded(what, [&] {
+    std::vector<at::Tensor> tensors{t};
+    return impl_->group->allreduce(tensors);
+  });
+  return [this, work, what] { impl_->guarded(what, [&] { work->wait(); }); };
+}
+
+void Communicator::allreduce_sum(const torch::Tensor& t, const std::string& what) {
+  allreduce_sum_async(t, what)();
+}
+
+void Communicator::allreduce_max(const torch::Tensor& t, const std::string& what) {
+  impl_->guarded(what, [&] {
+    std::vector<at::Tensor> tensors{t};
+    c10d::AllreduceOptions o;
+    o.reduceOp = c10d::ReduceOp::MAX;
+    impl_->group->allreduce(tensors, o)->wait();
+  });
+}
+
+void Communicator::barrier(const std::string& what) {
+  impl_->guarded(what, [&] { impl_->group->barrier()->wait(); });
+}
+
+struct HostedStore::Impl {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+};
+
+HostedStore::HostedStore(int world_size, std::chrono::seconds timeout)
+    : impl_(std::make_unique<Impl>()) {
+  c10d::TCPStoreOptions o;
+  o.port = 0;  // a free port, chosen by the kernel
+  o.isServer = true;
+  o.numWorkers = world_size;
+  o.waitWorkers = false;
+  o.timeout = timeout;
+  impl_->store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", o);
+}
+
+HostedStore::~HostedStore() = default;
+
+int HostedStore::port() const { return impl_->store->getPort(); }
+
+void check_parameters_identical(Communicator& comm, const std::vector<std::string>& names,
+                                const std::vector<torch::Tensor>& params, int64_t step) {
+  torch::NoGradGuard no_grad;
+  const int64_t n = static_cast<int64_t>(params.size());
+  std::vector<torch::Tensor> sums, magnitudes;
+  for (const auto& p : params) {
+    sums.push_back(p.to(torch::kFloat64).sum());
+    magnitudes.push_back(p.to(torch::kFloat64).abs().sum());
+  }
+  auto s = torch::stack(sums);
+  auto reduced = torch::cat({s, -s});
+  comm.allreduce_max(reduced, "comparing the parameters' checksums");
+  const auto host = reduced.cpu();
+  const double* v = host.data_ptr<double>();
+  const double scale = torch::stack(magnitudes).sum().item<double>();
+  // Equal parameters give equal sums up to the summation order of each rank's threads.
+  const double tolerance = 1e-12 * std::max(1.0, scale);
+  for (int64_t i = 0; i < n; ++i) {
+    if (v[i] + v[n + i] > tolerance) {
+      throw std::runtime_error(fmt::format(
+          "rank {}: the ranks' parameters differ after step {} (parameter {}: sums range over "
+          "{:.17g} .. {:.17g}); data-parallel replicas must stay identical, so the run stops "
+          "(the last checkpoint is kept)",
+          comm.rank(), step, names[static_cast<size_t>(i)], -v[n + i], v[i]));
+    }
+  }
+}
+
+}  // namespace attnbench::train
