@@ -64,6 +64,7 @@ if(ATTNBENCH_CUDA)
 endif()
 set_source_files_properties(${PROJECT_SOURCE_DIR}/harness/train/distributed.cpp PROPERTIES
                             COMPILE_DEFINITIONS "${_ab_c10d}")
+target_include_directories(ab_harness_train SYSTEM PRIVATE ${GLOO_INCLUDE_DIR})
 attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
                   DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks)
 attnbench_library(ab_harness_sweep DIR harness/sweep TORCH
