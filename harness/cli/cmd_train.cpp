@@ -4,7 +4,8 @@
 // everything, prints the resolved config and the parameter counts (constructed model and closed
 // form), and trains nothing. Data-parallel (docs/distributed.md): --nproc-per-node N starts N local
 // ranks; under torchrun or srun this process is one rank of the job. Exit codes: 0 finished, 1 diverged or runtime failure, 2 bad usage,
-// config or data, 130 interrupted (Ctrl-C: checkpoint written, the same command resumes).
+// config or data, 130 interrupted (Ctrl-C or SIGTERM, as a scheduler's time limit or preemption
+// sends it: checkpoint written at the end of the step, the same command resumes).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -48,9 +49,9 @@ struct TrainCliOptions {
 
 std::atomic<bool> g_interrupted{false};
 
-extern "C" void on_sigint(int) {
+extern "C" void on_train_stop_signal(int sig) {
   g_interrupted = true;
-  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+  std::signal(sig, SIG_DFL);  // a second signal ends the process at once
 }
 
 int dry_run(const config::RunConfig& cfg) {
@@ -94,7 +95,7 @@ int launch(const TrainCliOptions& o, const config::RunConfig& cfg) {
   train::rank_micro_batches(cfg.train.batch_size, train::accumulation_steps(cfg.train, cfg.model),
                             0, o.nproc_per_node);
   const torch::Device device = model::resolve_device(cfg.train.device);
-  if (device.is_cuda() && torch::cuda::device_count() < o.nproc_per_node) {
+  if (device.is_cuda() && static_cast<int>(torch::cuda::device_count()) < o.nproc_per_node) {
     throw UsageError(fmt::format("--nproc-per-node {}: one GPU per rank, and this machine has {}",
                                  o.nproc_per_node, torch::cuda::device_count()));
   }
@@ -102,16 +103,21 @@ int launch(const TrainCliOptions& o, const config::RunConfig& cfg) {
                                 std::chrono::seconds(o.dist_timeout));
 }
 
-// One rank's device: its own GPU (cuda:LOCAL_RANK) when the run trains on CUDA. On the CPU the
-// machine's threads are split between its ranks unless train.threads or OMP_NUM_THREADS says.
+// One rank's device: its own GPU when the run trains on CUDA, cuda:LOCAL_RANK, or cuda:0 when the
+// launcher gave each rank one GPU (srun --gpus-per-task=1 sets CUDA_VISIBLE_DEVICES per task). On
+// the CPU the machine's threads are split between its ranks unless train.threads or
+// OMP_NUM_THREADS says.
 torch::Device rank_device(const config::RunConfig& cfg, const train::RankEnv& env) {
   torch::Device device = model::resolve_device(cfg.train.device);
   if (device.is_cuda()) {
-    if (env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
-      throw UsageError(fmt::format("rank {}: local rank {} has no GPU (this machine has {})",
-                                   env.rank, env.local_rank, torch::cuda::device_count()));
+    const int visible = static_cast<int>(torch::cuda::device_count());
+    if (visible > 1 && env.local_rank >= visible) {
+      throw UsageError(fmt::format("rank {}: local rank {} has no GPU of its own (this machine "
+                                   "has {}); one GPU per rank",
+                                   env.rank, env.local_rank, visible));
     }
-    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+    const int index = visible == 1 ? 0 : env.local_rank;
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
     kernels::set_current_cuda_device(device.index());
   } else if (cfg.train.threads <= 0 && !std::getenv("OMP_NUM_THREADS")) {
     init_threads(std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
@@ -122,13 +128,15 @@ torch::Device rank_device(const config::RunConfig& cfg, const train::RankEnv& en
 
 train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig& cfg,
                               train::Communicator* comm) {
-  std::signal(SIGINT, on_sigint);
+  std::signal(SIGINT, on_train_stop_signal);
+  std::signal(SIGTERM, on_train_stop_signal);
   train::TrainOptions opts;
   opts.quiet = o.quiet;
   opts.should_stop = [] { return g_interrupted.load(); };
   opts.comm = comm;
   train::TrainResult r = train::train_run(cfg, o.out, nullptr, opts);
   std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
   return r;
 }
 

@@ -8,8 +8,12 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
+#include <future>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -118,40 +122,124 @@ RankEnv rank_env() {
   return rank_env([](const char* name) { return std::getenv(name); });
 }
 
+namespace {
+
+c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::seconds timeout,
+                                           bool server) {
+  c10d::TCPStoreOptions o;
+  o.port = static_cast<uint16_t>(env.master_port);
+  o.isServer = server;
+  o.numWorkers = env.world_size;
+  o.waitWorkers = false;
+  o.timeout = timeout;
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("rank {} of {}: rendezvous at {}:{} failed: {}", env.rank,
+                                         env.world_size, env.master_addr, env.master_port,
+                                         e.what_without_backtrace()));
+  }
+}
+
+std::string read_key(c10d::Store& store, const std::string& key) {
+  if (!store.check({key})) return "";
+  const auto bytes = store.get(key);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void write_key(c10d::Store& store, const std::string& key, const std::string& value) {
+  store.set(key, std::vector<uint8_t>(value.begin(), value.end()));
+}
+
+// Every second a rank bumps its counter in the store, from a thread with a store connection of its
+// own. After a failed collective, a rank whose counter stands still is stopped, frozen or dead
+// (a rank stuck in a collective still beats): the failure message can name it.
+class Heartbeat {
+ public:
+  Heartbeat(const RankEnv& env, std::chrono::seconds timeout)
+      : store_(rendezvous(env, timeout, false)), key_(beat_key(env.rank)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  static std::string beat_key(int rank) { return "attnbench/heartbeat/" + std::to_string(rank); }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (int64_t beat = 0; !stop_; ++beat) {
+      try {
+        write_key(*store_, key_, std::to_string(beat));
+      } catch (const std::exception&) {
+        return;  // the store is gone (its host died): nothing left to report to
+      }
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+    }
+  }
+
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::string key_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// What the store says about the other ranks after a failure: the steps each completed, and which
+// stopped beating over 2.5 s. Runs on a thread of its own and is given up on after 5 s, since a
+// store hosted by a frozen rank never answers.
+std::string diagnose(const c10::intrusive_ptr<c10d::Store>& store, int world_size) {
+  auto result = std::make_shared<std::promise<std::string>>();
+  auto answer = result->get_future();
+  std::thread([store, world_size, result] {
+    try {
+      std::vector<std::string> before;
+      for (int r = 0; r < world_size; ++r) before.push_back(read_key(*store, Heartbeat::beat_key(r)));
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+      std::string silent, steps;
+      for (int r = 0; r < world_size; ++r) {
+        if (read_key(*store, Heartbeat::beat_key(r)) == before[static_cast<size_t>(r)]) {
+          silent += fmt::format("{}rank {}", silent.empty() ? "" : ", ", r);
+        }
+        const std::string step = read_key(*store, "attnbench/step/" + std::to_string(r));
+        steps += fmt::format("{}rank {}: {}", steps.empty() ? "" : ", ", r, step.empty() ? "none" : step);
+      }
+      result->set_value((silent.empty() ? "" : "; not responding (stopped or dead): " + silent) +
+                        "; steps completed: " + steps);
+    } catch (const std::exception&) {
+      result->set_value("");
+    }
+  }).detach();
+  if (answer.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return "";
+  return answer.get();
+}
+
+}  // namespace
+
 struct Communicator::Impl {
   RankEnv env;
   torch::Device device = torch::kCPU;
   std::chrono::seconds timeout;
   c10::intrusive_ptr<c10d::Store> store;
+  std::unique_ptr<Heartbeat> heartbeat;
   c10::intrusive_ptr<Group> group;
   const char* backend = "gloo";
-  int64_t step = 0;
+  int64_t step = -1;  // steps completed; -1 before the first
 
-  // The last step every rank published, read without waiting (the store may be gone with rank 0).
-  std::string steps_of_ranks() const {
-    std::string out;
-    try {
-      for (int r = 0; r < env.world_size; ++r) {
-        const std::string key = "attnbench/step/" + std::to_string(r);
-        std::string step_text = "none";
-        if (store->check({key})) {
-          auto bytes = store->get(key);
-          step_text.assign(bytes.begin(), bytes.end());
-        }
-        out += fmt::format("{}rank {}: {}", out.empty() ? "" : ", ", r, step_text);
-      }
-    } catch (const std::exception&) {
-      return "";
-    }
-    return "; steps completed by each rank: " + out;
-  }
-
-  [[noreturn]] void fail(const std::string& what, const std::exception& e) const {
+  [[noreturn]] void fail(const std::string& what, const std::string& error) const {
+    const std::string at = step >= 0 ? fmt::format(" at step {}", step + 1) : "";
     throw CollectiveError(fmt::format(
-        "rank {} of {}: {} at step {} failed: {}{}. Another rank died, hung for more than the "
-        "{} s timeout (--dist-timeout), or cannot be reached; rerun the same command to resume "
-        "from the last checkpoint",
-        env.rank, env.world_size, what, step + 1, e.what(), steps_of_ranks(), timeout.count()));
+        "rank {} of {}: {}{} failed: {}{}. Another rank died, hung for more than the {} s "
+        "timeout (--dist-timeout), or cannot be reached; rerun the same command to resume from "
+        "the last checkpoint",
+        env.rank, env.world_size, what, at, error, diagnose(store, env.world_size),
+        timeout.count()));
   }
 
   // Runs `op` (a collective's launch or wait), turning LibTorch's errors into CollectiveError.
@@ -161,29 +249,15 @@ struct Communicator::Impl {
       return op();
     } catch (const CollectiveError&) {
       throw;
+    } catch (const c10::Error& e) {
+      fail(what, e.what_without_backtrace());
     } catch (const std::exception& e) {
-      fail(what, e);
+      fail(what, e.what());
     }
   }
 };
 
 namespace {
-
-c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::seconds timeout) {
-  c10d::TCPStoreOptions o;
-  o.port = static_cast<uint16_t>(env.master_port);
-  o.isServer = env.rank == 0 && !env.agent_store;
-  o.numWorkers = env.world_size;
-  o.waitWorkers = false;
-  o.timeout = timeout;
-  try {
-    return c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("rank {} of {}: rendezvous at {}:{} failed: {}", env.rank,
-                                         env.world_size, env.master_addr, env.master_port,
-                                         e.what()));
-  }
-}
 
 // Gloo's transport device: GLOO_SOCKET_IFNAME's interface when set (as torch.distributed reads it),
 // the loopback device for a job on this machine, else the address this host's name resolves to.
@@ -227,7 +301,8 @@ Communicator::Communicator(const RankEnv& env, const torch::Device& device,
   impl_->env = env;
   impl_->device = device;
   impl_->timeout = timeout;
-  impl_->store = rendezvous(env, timeout);
+  impl_->store = rendezvous(env, timeout, env.rank == 0 && !env.agent_store);
+  impl_->heartbeat = std::make_unique<Heartbeat>(env, timeout);
   impl_->backend = device.is_cuda() ? "nccl" : "gloo";
   impl_->group = impl_->guarded(std::string("creating the ") + impl_->backend + " process group",
                                 [&] {
@@ -247,9 +322,8 @@ const char* Communicator::backend() const { return impl_->backend; }
 void Communicator::set_step(int64_t step) {
   impl_->step = step;
   impl_->guarded("publishing the step", [&] {
-    const std::string text = std::to_string(step);
-    impl_->store->set("attnbench/step/" + std::to_string(impl_->env.rank),
-                      std::vector<uint8_t>(text.begin(), text.end()));
+    write_key(*impl_->store, "attnbench/step/" + std::to_string(impl_->env.rank),
+              std::to_string(step));
   });
 }
 

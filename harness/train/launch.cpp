@@ -21,7 +21,7 @@ namespace chrono = std::chrono;
 
 volatile std::sig_atomic_t g_interrupts = 0;
 
-extern "C" void on_launcher_sigint(int) { g_interrupts = g_interrupts + 1; }
+extern "C" void on_launcher_stop(int) { g_interrupts = g_interrupts + 1; }
 
 // The variables a rank reads to find its place (distributed.h); inherited values are replaced.
 const std::vector<std::string> kRankVariables = {
@@ -93,13 +93,14 @@ struct Ranks {
 int run_local_ranks(const std::vector<std::string>& args, int nproc, chrono::seconds timeout) {
   HostedStore store(nproc, timeout);
   g_interrupts = 0;
-  auto previous = std::signal(SIGINT, on_launcher_sigint);
+  auto previous_int = std::signal(SIGINT, on_launcher_stop);
+  auto previous_term = std::signal(SIGTERM, on_launcher_stop);
   Ranks ranks;
   for (int r = 0; r < nproc; ++r) ranks.running[spawn(rank_command(args, r, nproc, store.port()))] = r;
   int forwarded = 0;
   while (!ranks.running.empty() && ranks.all_clean) {
     if (g_interrupts > forwarded) {
-      // First Ctrl-C: every rank checkpoints and stops; a second one kills them.
+      // First Ctrl-C or SIGTERM: every rank checkpoints and stops; a second one kills them.
       ranks.signal_all(g_interrupts == 1 ? SIGINT : SIGKILL);
       forwarded = g_interrupts;
     }
@@ -115,7 +116,8 @@ int run_local_ranks(const std::vector<std::string>& args, int nproc, chrono::sec
                ranks.running.empty() ? "" : "; stopping the other ranks");
     ranks.stop(chrono::seconds(10));
   }
-  std::signal(SIGINT, previous);
+  std::signal(SIGINT, previous_int);
+  std::signal(SIGTERM, previous_term);
   if (!ranks.all_clean) return 1;
   return ranks.interrupted_exit || g_interrupts > 0 ? 130 : 0;
 }

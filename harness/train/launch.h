@@ -2,8 +2,9 @@
 // the launcher of N local ranks, as torchrun would be. It hosts the rendezvous store, starts the
 // ranks (this executable again, with torchrun's environment: RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE), forwards the first
-// Ctrl-C to them (each checkpoints and exits 130) and kills them on the second. When one rank fails,
-// the others are stopped at once (SIGTERM, SIGKILL after a grace period) and the failure is named.
+// Ctrl-C or SIGTERM to them (each checkpoints and exits 130) and kills them on the second. When one
+// rank fails, the others are stopped at once (SIGTERM, SIGKILL after a grace period) and the
+// failure is named.
 #pragma once
 #include <chrono>
 #include <string>
