@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -53,12 +54,6 @@ const std::set<std::string>& hashed_unless_default_keys() {
   return keys;
 }
 
-// A value set on the command line carries no position: name the --set instead.
-SourceLocation location_of(const toml::source_region& src, const std::string& dotted,
-                           const std::string& source) {
-  if (src.begin.line == 0) return {"--set " + dotted};
-  return where_of(src, source);
-}
 
 Value coerce(const Value& v, ValueType want, const SourceLocation& where, const std::string& key) {
   if (want == ValueType::Float && type_of(v) == ValueType::Int) {
@@ -107,13 +102,22 @@ namespace {
 struct ConfigReader {
   RunConfig cfg;
   std::string source;
+  bool json_source = false;  // the table was built from JSON, whose nodes carry no positions
   std::map<std::string, SourceLocation> where;      // dotted key -> its value's position
   std::map<std::string, SourceLocation> key_where;  // dotted key -> the key's position
   ParamMap attention_overrides;
 
+  // Where a node came from. A TOML node without a position was set on the command line: name the
+  // --set. JSON keeps no positions at all: name the file and the key.
+  SourceLocation location_of(const toml::source_region& src, const std::string& dotted) const {
+    if (src.begin.line != 0) return where_of(src, source);
+    if (json_source) return {source + ", key " + dotted};
+    return {"--set " + dotted};
+  }
+
   void read_section(const toml::key& section_key, const toml::node& section_node) {
     const std::string section(section_key.str());
-    const SourceLocation sec_loc = location_of(section_key.source(), section, source);
+    const SourceLocation sec_loc = location_of(section_key.source(), section);
     const auto& sections = section_names();
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
       throw InputError(sec_loc, "unknown section [" + section + "]" +
@@ -130,8 +134,8 @@ struct ConfigReader {
     const std::string key(k.str());
     const std::string dotted = section + "." + key;
     // Errors about a value point at the value, errors about the key (unknown) at the key.
-    const SourceLocation loc = location_of(node.source(), dotted, source);
-    const SourceLocation key_loc = location_of(k.source(), dotted, source);
+    const SourceLocation loc = location_of(node.source(), dotted);
+    const SourceLocation key_loc = location_of(k.source(), dotted);
     where[dotted] = loc;
     key_where[dotted] = key_loc;
     if (section == "attention") return read_attention(key, node, loc);
@@ -169,7 +173,7 @@ struct ConfigReader {
     for (auto& [task, n] : *lt) {
       auto v = n.value<int64_t>();
       if (!n.is_integer() || *v < 1) {
-        throw InputError(location_of(n.source(), "eval.task_limits", source),
+        throw InputError(location_of(n.source(), "eval.task_limits." + std::string(task.str())),
                          "eval.task_limits." + std::string(task.str()) + " must be an int >= 1");
       }
       cfg.eval.task_limits[std::string(task.str())] = *v;
@@ -224,15 +228,72 @@ struct ConfigReader {
   }
 };
 
-}  // namespace
-
-RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
+RunConfig resolve_table(const toml::table& table, const std::string& source, bool json_source) {
   ConfigReader r;
   r.cfg.source = source;
   r.source = source;
+  r.json_source = json_source;
   for (auto& [section_key, section_node] : table) r.read_section(section_key, section_node);
   r.resolve_and_check();
   return r.cfg;
+}
+
+// JSON as TOML, so that a JSON config is validated exactly like a TOML file. Values keep their
+// JSON types (1 is an int, 1.0 a float; ints are accepted for floats as in TOML).
+toml::table json_table(const json& j, const std::string& prefix, const std::string& source);
+toml::array json_array(const json& j, const std::string& dotted, const std::string& source);
+
+// Calls `put` with `v` as a TOML node. JSON null has no TOML counterpart: an error naming the key.
+template <typename Put>
+void put_json(const json& v, const std::string& dotted, const std::string& source, Put&& put) {
+  const SourceLocation where{source + ", key " + dotted};
+  switch (v.type()) {
+    case json::value_t::object: return put(json_table(v, dotted + ".", source));
+    case json::value_t::array: return put(json_array(v, dotted, source));
+    case json::value_t::boolean: return put(v.get<bool>());
+    case json::value_t::number_integer: return put(v.get<int64_t>());
+    case json::value_t::number_unsigned:
+      if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        throw InputError(where, dotted + " = " + v.dump() + " is too large for a 64-bit int");
+      }
+      return put(static_cast<int64_t>(v.get<uint64_t>()));
+    case json::value_t::number_float: return put(v.get<double>());
+    case json::value_t::string: return put(v.get<std::string>());
+    default:
+      throw InputError(where, dotted + " is " + std::string(v.type_name()) +
+                                  "; a run config needs a value (or leave the key out for its "
+                                  "default)");
+  }
+}
+
+toml::table json_table(const json& j, const std::string& prefix, const std::string& source) {
+  toml::table t;
+  for (auto& [k, v] : j.items()) {
+    put_json(v, prefix + k, source, [&](auto&& node) { t.insert(k, std::move(node)); });
+  }
+  return t;
+}
+
+toml::array json_array(const json& j, const std::string& dotted, const std::string& source) {
+  toml::array a;
+  for (auto& x : j) put_json(x, dotted, source, [&](auto&& node) { a.push_back(std::move(node)); });
+  return a;
+}
+
+// The parse error's position as line and column (nlohmann reports the byte offset).
+SourceLocation json_error_location(const std::string& text, size_t byte, const std::string& source) {
+  SourceLocation loc{source, 1, 1};
+  for (size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') loc.line++, loc.column = 1;
+    else loc.column++;
+  }
+  return loc;
+}
+
+}  // namespace
+
+RunConfig resolve_run_config(const toml::table& table, const std::string& source) {
+  return resolve_table(table, source, /*from_json=*/false);
 }
 
 void apply_override(toml::table& table, const std::string& assignment) {
@@ -258,12 +319,34 @@ RunConfig parse_run_config(const std::string& text, const std::string& source,
   return resolve_run_config(table, source);
 }
 
+RunConfig parse_json_run_config(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // "[json.exception.parse_error.101] parse error at line 2, column 23: syntax error ...": the
+    // position is in the location already.
+    std::string what = e.what();
+    if (auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
+    throw InputError(json_error_location(text, e.byte, source), "invalid JSON: " + what);
+  }
+  return from_json(j, source);
+}
+
 RunConfig load_run_config(const std::filesystem::path& file, const std::vector<std::string>& sets) {
   std::ifstream in(file);
   if (!in) throw UsageError("cannot read config " + file.string());
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_run_config(ss.str(), file.string(), sets);
+  if (file.extension() != ".json") return parse_run_config(ss.str(), file.string(), sets);
+  if (!sets.empty()) {
+    // A resolved config has the preset's sizes and every parameter of its variant written out, so
+    // an override of model.preset or attention.variant would silently not mean what it says.
+    throw UsageError("--set " + sets.front() + ": overrides apply to TOML configs only; " +
+                     file.string() + " is a resolved JSON config (every default and the preset's "
+                     "sizes written out), so edit a copy of it instead");
+  }
+  return parse_json_run_config(ss.str(), file.string());
 }
 
 namespace {
@@ -287,29 +370,14 @@ json to_json(const RunConfig& cfg) {
 
 std::string canonical_json(const RunConfig& cfg) { return to_json(cfg).dump(); }
 
-RunConfig from_json(const json& j) {
-  // Rebuild through the TOML path so that a stored config is validated exactly like a file.
-  toml::table t;
-  for (auto& [section, body] : j.items()) {
-    toml::table sec;
-    for (auto& [k, v] : body.items()) {
-      if (v.is_boolean()) sec.insert(k, v.get<bool>());
-      else if (v.is_number_integer()) sec.insert(k, v.get<int64_t>());
-      else if (v.is_number()) sec.insert(k, v.get<double>());
-      else if (v.is_string()) sec.insert(k, v.get<std::string>());
-      else if (v.is_object()) {
-        toml::table sub;
-        for (auto& [name, n] : v.items()) sub.insert(name, n.get<int64_t>());
-        sec.insert(k, std::move(sub));
-      } else if (v.is_array()) {
-        toml::array arr;
-        for (auto& x : v) arr.push_back(x.get<std::string>());
-        sec.insert(k, std::move(arr));
-      }
-    }
-    t.insert(section, std::move(sec));
+RunConfig from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) {
+    throw InputError({source}, std::string("a JSON run config must be an object of sections "
+                                           "(model, attention, data, train, eval), not ") +
+                                   j.type_name());
   }
-  return resolve_run_config(t, "stored config");
+  // Rebuilt through the TOML path so that a stored config is validated exactly like a file.
+  return resolve_table(json_table(j, "", source), source, /*from_json=*/true);
 }
 
 std::string config_hash(const RunConfig& cfg) {

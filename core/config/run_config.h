@@ -116,9 +116,14 @@ struct RunConfig {
 // strings), validates everything, and resolves presets and defaults. Throws InputError naming
 // file:line:col (or the --set) for unknown keys (with the nearest valid key), wrong types,
 // out-of-range or inconsistent values.
+// A file ending in .json is a resolved config as a run folder's config.json holds it (to_json):
+// validated the same way, errors naming the file and the key. `sets` are refused for it
+// (UsageError): its preset sizes and variant parameters are written out, so an override of
+// model.preset or attention.variant would not mean what it says.
 RunConfig load_run_config(const std::filesystem::path& file, const std::vector<std::string>& sets = {});
 RunConfig parse_run_config(const std::string& toml_text, const std::string& source_name,
                            const std::vector<std::string>& sets = {});
+RunConfig parse_json_run_config(const std::string& json_text, const std::string& source_name);
 // The same from an already parsed table (sweeps build cells this way); nodes carry their positions.
 RunConfig resolve_run_config(const toml::table& table, const std::string& source_name);
 
@@ -129,7 +134,9 @@ void apply_override(toml::table& table, const std::string& assignment);
 // do not apply dropped, so that equal semantics give equal text.
 nlohmann::json to_json(const RunConfig& cfg);
 std::string canonical_json(const RunConfig& cfg);
-RunConfig from_json(const nlohmann::json& j);  // inverse of to_json (checkpoints store it)
+// Inverse of to_json (checkpoints and run folders store it), validated like a TOML file; errors
+// name `source_name` and the key.
+RunConfig from_json(const nlohmann::json& j, const std::string& source_name = "stored config");
 // First 12 hex digits of XXH3-64 of canonical_json: the run id. Leaves out [eval], the
 // execution-only keys (backend, threads, device, intervals, tf32, deterministic, peak_flops) and the
 // keys added after run ids existed while they are at their default (train.precision = "fp32"), so

@@ -173,7 +173,8 @@ int run_train(const TrainCliOptions& o) {
 
 RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& app) {
   auto o = std::make_shared<TrainCliOptions>();
-  app.add_option("--config", o->config, "Run config (TOML)")->required();
+  app.add_option("--config", o->config,
+                 "Run config (TOML, or a run folder's resolved config.json)")->required();
   app.add_option("--set", o->sets, "Override a config key: section.key=value (repeatable)");
   app.add_option("--out", o->out, "Run folder (checkpoint, metrics.jsonl, status.json)");
   app.add_flag("--dry-run", o->dry_run,
