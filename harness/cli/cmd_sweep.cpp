@@ -1,5 +1,6 @@
 // attnbench sweep FILE [--dry-run] [--jobs N] [--db PATH] [--only CELL] [--retry-failed]
 //                      [--slurm OUT.sbatch] [--runs-dir DIR] [--data-dir D] [--quiet]
+//                      [--gpus-per-cell G] [--nodes-per-cell N] [--dist-timeout SECONDS]
 // Expands a sweep file into cells and runs them (docs/sweeps.md). Exit codes: 0 done, 1 a cell
 // failed, 2 bad sweep/config/data, 130 interrupted (Ctrl-C: the same command resumes).
 #include <torch/torch.h>
@@ -68,6 +69,16 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
   app.add_option("--set", o->sets, "Override a config key in every cell: section.key=value (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--gpus-per-cell", o->gpus_per_cell,
+                 "Ranks per node of each cell's data-parallel training, one GPU each on CUDA: "
+                 "local ranks, or an srun job step inside Slurm (docs/sweeps.md)")
+      ->default_val(1);
+  app.add_option("--nodes-per-cell", o->nodes_per_cell,
+                 "Nodes per cell: inside a Slurm allocation, or in the --slurm script")
+      ->default_val(1);
+  app.add_option("--dist-timeout", o->dist_timeout,
+                 "Seconds a cell's rank waits for a hung peer before its job fails")
+      ->default_val(300);
   app.add_option_function<int64_t>(
       "--limit", [o](const int64_t& n) { o->limit = n; },
       "Items per task, replacing the sweep's limit (per-task limits still apply)");

@@ -112,6 +112,7 @@ const char* to_string(CellOutcome o) {
     case CellOutcome::Diverged: return "diverged";
     case CellOutcome::Interrupted: return "interrupted";
     case CellOutcome::Failed: return "failed";
+    case CellOutcome::JobFailed: return "training job failed (resumable)";
   }
   return "?";
 }
@@ -131,68 +132,108 @@ results::PendingRun pending_run(const Cell& cell) {
   return {cell.id, cell.label, config::canonical_json(cell.config), params_of(cell.config)};
 }
 
+namespace {
+
+// A cell the claim did not give to this process: what its status says to do instead.
+CellOutcome unclaimed(const Cell& cell, const results::ClaimResult& claim, results::Store& store,
+                      const std::filesystem::path& run_dir, const CellRunOptions& o) {
+  switch (claim.previous) {
+    case RunStatus::Finished:
+      // Tasks added to the sweep after the run finished are scored from its checkpoint; the
+      // model is never trained again. No claim is needed: eval rows are upserts.
+      if (missing_tasks(cell, store).empty()) return CellOutcome::Skipped;
+      return evaluate_missing(cell, store, run_dir, o) ? CellOutcome::Evaluated
+                                                       : CellOutcome::Interrupted;
+    case RunStatus::Running:
+      say(cell, "running in " + claim.holder + ", skipped");
+      return CellOutcome::Held;
+    case RunStatus::Failed:
+      say(cell, "failed before, skipped (--retry-failed runs it again)");
+      return CellOutcome::Skipped;
+    default:
+      return CellOutcome::Skipped;  // diverged: a result, recorded as such
+  }
+}
+
+// Trains the cell in this process, with every metric written through to the store as it is
+// logged; or, with more than one rank per cell, as a job whose metrics the store gets at its end.
+TrainedCell train_cell(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir,
+                       const CellRunOptions& o) {
+  if (o.launch.distributed()) {
+    return train_distributed(cell.config, run_dir, store, cell.id, o.launch);
+  }
+  StoreSink sink(store, cell.id);
+  train::TrainOptions to;
+  to.quiet = o.quiet;
+  to.should_stop = [] { return interrupted(); };
+  return {train::train_run(cell.config, run_dir, &sink, to), ""};
+}
+
+// After training: the status it ended in, else evaluation, attention statistics, finished.
+CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Store& store,
+                           const std::filesystem::path& run_dir, const CellRunOptions& o) {
+  const train::TrainResult& r = t.result;
+  if (!t.failure.empty()) {
+    // Not failed: the ranks' checkpoint is intact, and only the next run can tell a rank that died
+    // once from a cell that cannot train; it resumes the cell.
+    store.set_status(cell.id, RunStatus::Interrupted, t.failure);
+    say(cell, t.failure);
+    return CellOutcome::JobFailed;
+  }
+  if (r.status == "interrupted") {
+    store.set_status(cell.id, RunStatus::Interrupted);
+    say(cell, fmt::format("interrupted at step {}; the checkpoint is kept", r.step));
+    return CellOutcome::Interrupted;
+  }
+  if (r.status == "diverged") {
+    store.set_status(cell.id, RunStatus::Diverged,
+                     fmt::format("non-finite training loss after {} steps", r.step));
+    say(cell, fmt::format("diverged: non-finite loss after {} steps", r.step));
+    return CellOutcome::Diverged;
+  }
+  if (!evaluate_missing(cell, store, run_dir, o)) {
+    store.set_status(cell.id, RunStatus::Interrupted);
+    say(cell, "interrupted during evaluation; scored tasks are kept");
+    return CellOutcome::Interrupted;
+  }
+  measure_attention(cell, store, run_dir);
+  store.set_status(cell.id, RunStatus::Finished);
+  say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
+  return CellOutcome::Finished;
+}
+
+// The device the cell trains on (its train.device, checked by the runner's preflight), with the
+// GPU's name and the ranks of a multi-rank cell: the sweep's metadata only knows whether the
+// machine has a GPU.
+std::string cell_device(const Cell& cell, const CellLaunch& launch) {
+  std::string device = model::device_description(model::resolve_device(cell.config.train.device));
+  if (!launch.distributed()) return device;
+  return fmt::format("{} x {} ranks ({} node(s) x {})", device,
+                     launch.gpus_per_cell * launch.nodes_per_cell, launch.nodes_per_cell,
+                     launch.gpus_per_cell);
+}
+
+}  // namespace
+
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& o) {
   const config::RunConfig& cfg = cell.config;
   const std::filesystem::path run_dir = o.runs_dir / cell.id;
   results::ClaimOptions co;
   co.retry_failed = o.retry_failed;
-  // The device this cell trains on (its train.device, checked by the runner's preflight), with the
-  // GPU's name: the sweep's metadata only knows whether the machine has a GPU.
   results::RunMetadata metadata = o.metadata;
-  metadata.device = model::device_description(model::resolve_device(cfg.train.device));
+  metadata.device = cell_device(cell, o.launch);
   results::ClaimResult claim = store.claim_run(cell.id, sweep.name, cell.label,
                                                config::canonical_json(cfg), params_of(cfg),
                                                metadata, co);
-  if (!claim.claimed) {
-    switch (claim.previous) {
-      case RunStatus::Finished:
-        // Tasks added to the sweep after the run finished are scored from its checkpoint; the
-        // model is never trained again. No claim is needed: eval rows are upserts.
-        if (missing_tasks(cell, store).empty()) return CellOutcome::Skipped;
-        return evaluate_missing(cell, store, run_dir, o) ? CellOutcome::Evaluated
-                                                         : CellOutcome::Interrupted;
-      case RunStatus::Running:
-        say(cell, "running in " + claim.holder + ", skipped");
-        return CellOutcome::Held;
-      case RunStatus::Failed:
-        say(cell, "failed before, skipped (--retry-failed runs it again)");
-        return CellOutcome::Skipped;
-      default:
-        return CellOutcome::Skipped;  // diverged: a result, recorded as such
-    }
-  }
+  if (!claim.claimed) return unclaimed(cell, claim, store, run_dir, o);
   // A pending run was listed by the runner (Store::add_pending_runs) but never started.
   const bool resuming = claim.existed && claim.previous != RunStatus::Pending;
   say(cell, resuming ? fmt::format("resuming ({} before)", results::to_string(claim.previous))
                      : std::string("starting"));
   Heartbeat heartbeat(store, cell.id);
   try {
-    StoreSink sink(store, cell.id);
-    train::TrainOptions to;
-    to.quiet = o.quiet;
-    to.should_stop = [] { return interrupted(); };
-    train::TrainResult r = train::train_run(cfg, run_dir, &sink, to);
-    if (r.status == "interrupted") {
-      store.set_status(cell.id, RunStatus::Interrupted);
-      say(cell, fmt::format("interrupted at step {}; the checkpoint is kept", r.step));
-      return CellOutcome::Interrupted;
-    }
-    if (r.status == "diverged") {
-      store.set_status(cell.id, RunStatus::Diverged,
-                       fmt::format("non-finite training loss after {} steps", r.step));
-      say(cell, fmt::format("diverged: non-finite loss after {} steps", r.step));
-      return CellOutcome::Diverged;
-    }
-    if (!evaluate_missing(cell, store, run_dir, o)) {
-      store.set_status(cell.id, RunStatus::Interrupted);
-      say(cell, "interrupted during evaluation; scored tasks are kept");
-      return CellOutcome::Interrupted;
-    }
-    measure_attention(cell, store, run_dir);
-    store.set_status(cell.id, RunStatus::Finished);
-    say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
-    return CellOutcome::Finished;
+    return after_training(cell, train_cell(cell, store, run_dir, o), store, run_dir, o);
   } catch (const UsageError& e) {
     store.set_status(cell.id, RunStatus::Failed, e.what());
     throw;

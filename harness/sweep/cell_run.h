@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "harness/sweep/cell_launch.h"
 #include "harness/sweep/expand.h"
 #include "results/store.h"
 
@@ -18,6 +19,8 @@ enum class CellOutcome {
   Diverged,     // training stopped on a non-finite loss (recorded, never retried)
   Interrupted,  // Ctrl-C: checkpoint kept, status interrupted; the same command resumes it
   Failed,       // a runtime error, recorded with the run
+  JobFailed,    // its multi-rank training job failed (a rank died or hung): recorded as interrupted
+                // with the reason, so that the next run resumes it; the sweep still exits 1
 };
 const char* to_string(CellOutcome o);
 
@@ -27,10 +30,12 @@ struct CellRunOptions {
   bool retry_failed = false;
   bool quiet = false;               // no training progress (children of --jobs log to a file)
   results::RunMetadata metadata;
+  CellLaunch launch;                // more than one rank per cell: training runs as a job
 };
 
 // Runs `cell` of `sweep`. Runtime failures are recorded as status failed (with the message) and
-// reported as Failed; configuration and data errors (UsageError) are recorded too and rethrown.
+// reported as Failed; configuration and data errors (UsageError) are recorded too and rethrown. A
+// failed multi-rank training job is JobFailed: the cell stays resumable (cell_launch.h).
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& options);
 

@@ -21,6 +21,8 @@ void install_interrupt_handler() {
   std::signal(SIGTERM, on_stop_signal);
 }
 
+void mark_interrupted(int sig) { on_stop_signal(sig); }
+
 bool interrupted() { return g_signal.load() != 0; }
 
 int interrupt_signal() { return g_signal.load(); }

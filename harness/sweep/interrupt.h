@@ -7,6 +7,9 @@
 namespace attnbench::sweep {
 
 void install_interrupt_handler();
+// Records a stop that reached a child job instead of this process (a local launcher handles Ctrl-C
+// itself while its ranks run), with the handler's effect: no new cell starts, a second signal kills.
+void mark_interrupted(int sig);
 bool interrupted();
 // The signal that asked for the stop (SIGINT or SIGTERM), 0 when none did.
 int interrupt_signal();

@@ -15,6 +15,7 @@
 
 #include "core/common/paths.h"
 #include "evals/tasks/task.h"
+#include "harness/sweep/cell_launch.h"
 #include "harness/sweep/cell_run.h"
 #include "harness/sweep/expand.h"
 #include "harness/sweep/interrupt.h"
@@ -61,6 +62,10 @@ void print_header(const SweepFile& sweep, const Expansion& e, const fs::path& db
   fmt::print("base {}; tasks: {}{}\n", sweep.base.string(), tasks.empty() ? "(none)" : join(tasks),
              sweep.limit ? fmt::format(" (limit {})", *sweep.limit) : "");
   fmt::print("database {}; run folders {}/<run id>/\n", db.string(), o.runs_dir.string());
+  if (o.gpus_per_cell * o.nodes_per_cell > 1) {
+    fmt::print("each cell trains on {} node(s) x {} rank(s), as {}\n", o.nodes_per_cell,
+               o.gpus_per_cell, in_slurm_allocation() ? "an srun job step" : "local ranks");
+  }
 }
 
 int dry_run(const SweepFile& sweep, const Expansion& e, const std::vector<const Cell*>& cells,
@@ -148,8 +153,20 @@ static void apply_command_line(SweepFile& sweep, const SweepOptions& o) {
   if (o.limit) sweep.limit = *o.limit;
 }
 
+// The launch of each cell's training (one process, or a job of several ranks).
+static CellLaunch cell_launch(const SweepOptions& o) {
+  CellLaunch l;
+  l.gpus_per_cell = o.gpus_per_cell;
+  l.nodes_per_cell = o.nodes_per_cell;
+  l.dist_timeout_s = o.dist_timeout;
+  l.executable = o.executable;
+  return l;
+}
+
 int run_sweep(const SweepOptions& o) {
   if (o.jobs < 1) throw UsageError("--jobs must be at least 1");
+  // The Slurm script and a dry run only need sane numbers; a real run checks the rest below.
+  check_rank_counts(cell_launch(o));
   SweepFile sweep = parse_sweep_file(o.file);
   apply_command_line(sweep, o);
   Expansion e = expand(sweep);
@@ -171,6 +188,7 @@ int run_sweep(const SweepOptions& o) {
   }
   if (o.dry_run) return dry_run(sweep, e, cells, db, o);
 
+  check_cell_launch(cell_launch(o), o.jobs, cells);
   const fs::path data_root = attnbench::data_root(o.data_dir);
   install_interrupt_handler();
   results::Store store = results::Store::open(db);
@@ -207,10 +225,11 @@ int run_sweep(const SweepOptions& o) {
     co.retry_failed = o.retry_failed;
     co.quiet = o.quiet;
     co.metadata = o.metadata;
+    co.launch = cell_launch(o);
     for (const Cell* c : cells) {
       if (interrupted()) break;
       CellOutcome outcome = run_cell(sweep, *c, store, co);
-      failed = failed || outcome == CellOutcome::Failed;
+      failed = failed || outcome == CellOutcome::Failed || outcome == CellOutcome::JobFailed;
     }
   }
 

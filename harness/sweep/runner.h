@@ -27,10 +27,16 @@ struct SweepOptions {
   std::optional<int64_t> limit;  // --limit: replaces the sweep's limit (evaluation only)
   results::RunMetadata metadata; // recorded with every run this process claims
   std::filesystem::path executable;  // attnbench itself: children of --jobs and the Slurm script
+  // Ranks of each cell's data-parallel training (docs/sweeps.md, "Multi-GPU and multi-node
+  // cells"): more than one makes training a job of its own (harness/sweep/cell_launch.h).
+  int gpus_per_cell = 1;         // ranks per node, one GPU each on CUDA
+  int nodes_per_cell = 1;        // > 1 only inside a Slurm allocation (srun) or with --slurm
+  int dist_timeout = 300;        // seconds a rank waits for a hung peer (train --dist-timeout)
 };
 
 // Returns the exit code: 0 when every cell this call attempted ended finished or diverged (or was
-// skipped), 1 when one failed, 130 when interrupted. Bad input throws UsageError before any work.
+// skipped), 1 when one failed or its training job did, 130 when interrupted. Bad input throws
+// UsageError before any work.
 int run_sweep(const SweepOptions& options);
 
 }  // namespace attnbench::sweep

@@ -32,47 +32,96 @@ std::string merge_command(const fs::path& executable, const fs::path& db) {
                      quoted((abs_db.parent_path() / abs_db.stem()).string()) + ".cell-*.db");
 }
 
-void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& cells,
-                        const SweepOptions& o, const fs::path& db) {
-  const std::string merge = merge_command(o.executable, db);
-  const std::string runs = abs_path(o.runs_dir);
-  std::string s;
-  s += "#!/bin/bash\n";
-  s += fmt::format("#SBATCH --job-name=attnbench-{}\n", sweep.name);
-  s += fmt::format("#SBATCH --array=0-{}\n", cells.size() - 1);
-  s += fmt::format("#SBATCH --output={}/slurm/%A_%a.out\n", runs);
-  s += "#SBATCH --ntasks=1\n";
-  s += "# Resources depend on the cluster and the model size; set them here or on the sbatch line:\n";
-  s += "##SBATCH --gres=gpu:1\n##SBATCH --cpus-per-task=8\n##SBATCH --time=24:00:00\n";
-  s += "#\n";
+namespace {
+
+// The #SBATCH lines: one process per array task, or N nodes x G tasks with G GPUs per node for a
+// cell trained by N x G ranks (the tasks are the job step the sweep starts with srun).
+std::string resource_lines(const SweepOptions& o) {
+  if (o.gpus_per_cell * o.nodes_per_cell == 1) {
+    return "#SBATCH --ntasks=1\n"
+           "# Resources depend on the cluster and the model size; set them here or on the sbatch "
+           "line:\n##SBATCH --gres=gpu:1\n##SBATCH --cpus-per-task=8\n##SBATCH --time=24:00:00\n";
+  }
+  return fmt::format("#SBATCH --nodes={0}\n#SBATCH --ntasks-per-node={1}\n"
+                     "#SBATCH --gpus-per-node={1}\n"
+                     "# Resources depend on the cluster and the model size; set them here or on "
+                     "the sbatch line:\n##SBATCH --cpus-per-task=8\n##SBATCH --time=24:00:00\n",
+                     o.nodes_per_cell, o.gpus_per_cell);
+}
+
+// What the script does and how to merge its databases afterwards.
+std::string comment_lines(const SweepFile& sweep, size_t cells, const SweepOptions& o,
+                          const fs::path& db, const std::string& runs) {
+  std::string s = "#\n";
   s += fmt::format("# attnbench sweep '{}' ({}): {} cells, one per array task.\n", sweep.name,
-                   abs_path(sweep.file), cells.size());
+                   abs_path(sweep.file), cells);
+  if (o.gpus_per_cell * o.nodes_per_cell > 1) {
+    s += fmt::format("# Each cell trains as {} node(s) x {} rank(s), an srun job step started by "
+                     "the sweep;\n# the sweep itself evaluates the cell and writes its database.\n",
+                     o.nodes_per_cell, o.gpus_per_cell);
+  }
   s += "# Each task writes its own SQLite database (never share one over a network file system):\n";
   s += fmt::format("#   {}\n", cell_db_path(abs_path(db), "<run id>").string());
   s += "# A task that is requeued or submitted again resumes its cell from its checkpoint under\n";
   s += fmt::format("# {}/<run id>/ and skips it once finished.\n", runs);
   s += "# When the whole array has finished, merge the databases into one and print the table:\n";
-  s += fmt::format("#   {}\n", merge);
+  s += fmt::format("#   {}\n", merge_command(o.executable, db));
   s += fmt::format("#   {} results table --sweep {} --db {}\n", quoted(abs_path(o.executable)),
                    quoted(sweep.name), quoted(abs_path(db)));
-  s += "set -euo pipefail\n";
-  s += fmt::format("mkdir -p {}/slurm\n", quoted(runs));
-  // Relative paths in the configs (data shards) mean what they meant where the script was written.
-  s += fmt::format("cd {}\n", quoted(fs::current_path().string()));
-  s += "cells=(\n";
-  for (const Cell* c : cells) s += fmt::format("  {}  # {}\n", c->id, c->label);
-  s += ")\n";
-  s += "cell=${cells[$SLURM_ARRAY_TASK_ID]}\n";
+  return s;
+}
+
+// The rendezvous of a multi-rank cell: rank 0 runs on the allocation's first node, and the port is
+// derived from the job id, which differs between array tasks, so that tasks sharing a node do not
+// collide (harness/sweep/cell_launch.cpp derives it the same way).
+std::string rendezvous_lines(const SweepOptions& o) {
+  if (o.gpus_per_cell * o.nodes_per_cell == 1) return "";
+  return "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n1)\n"
+         "export MASTER_PORT=$((10000 + SLURM_JOB_ID % 20000))\n";
+}
+
+// The array task's command: the sweep, for its one cell, into its own database.
+std::string task_command(const SweepFile& sweep, const SweepOptions& o, const fs::path& db,
+                         const std::string& runs) {
+  const fs::path abs_db = abs_path(db);
   std::string cmd = fmt::format("{} sweep {} --only \"$cell\" --db {}\"$cell\".db --runs-dir {}",
                                 quoted(abs_path(o.executable)), quoted(abs_path(sweep.file)),
-                                quoted((fs::path(abs_path(db)).parent_path() /
-                                        fs::path(abs_path(db)).stem()).string() + ".cell-"),
+                                quoted((abs_db.parent_path() / abs_db.stem()).string() + ".cell-"),
                                 quoted(runs));
   cmd += " --data-dir " + quoted(abs_path(data_root(o.data_dir)));
   if (o.retry_failed) cmd += " --retry-failed";
   for (auto& kv : o.sets) cmd += " --set " + quoted(kv);
   if (o.limit) cmd += " --limit " + std::to_string(*o.limit);
-  s += "exec " + cmd + "\n";
+  if (o.gpus_per_cell * o.nodes_per_cell > 1) {
+    cmd += fmt::format(" --gpus-per-cell {} --nodes-per-cell {}", o.gpus_per_cell, o.nodes_per_cell);
+    if (o.dist_timeout != SweepOptions{}.dist_timeout) {
+      cmd += " --dist-timeout " + std::to_string(o.dist_timeout);
+    }
+  }
+  return cmd;
+}
+
+}  // namespace
+
+void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                        const SweepOptions& o, const fs::path& db) {
+  const std::string runs = abs_path(o.runs_dir);
+  std::string s = "#!/bin/bash\n";
+  s += fmt::format("#SBATCH --job-name=attnbench-{}\n", sweep.name);
+  s += fmt::format("#SBATCH --array=0-{}\n", cells.size() - 1);
+  s += fmt::format("#SBATCH --output={}/slurm/%A_%a.out\n", runs);
+  s += resource_lines(o);
+  s += comment_lines(sweep, cells.size(), o, db, runs);
+  s += "set -euo pipefail\n";
+  s += fmt::format("mkdir -p {}/slurm\n", quoted(runs));
+  // Relative paths in the configs (data shards) mean what they meant where the script was written.
+  s += fmt::format("cd {}\n", quoted(fs::current_path().string()));
+  s += rendezvous_lines(o);
+  s += "cells=(\n";
+  for (const Cell* c : cells) s += fmt::format("  {}  # {}\n", c->id, c->label);
+  s += ")\n";
+  s += "cell=${cells[$SLURM_ARRAY_TASK_ID]}\n";
+  s += "exec " + task_command(sweep, o, db, runs) + "\n";
 
   fs::path out = o.slurm;
   if (out.has_parent_path()) fs::create_directories(out.parent_path());
