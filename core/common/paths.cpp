@@ -29,4 +29,8 @@ std::filesystem::path require_data_file(const std::string& relative,
   return p;
 }
 
+std::string absolute_path(const std::filesystem::path& p) {
+  return std::filesystem::absolute(p).lexically_normal().string();
+}
+
 }  // namespace attnbench

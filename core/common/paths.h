@@ -6,6 +6,10 @@
 
 namespace attnbench {
 
+// `p` made absolute and normalised ("a/../b" -> "b"): the paths written into scripts, commands and
+// manifests that are read from another folder or machine.
+std::string absolute_path(const std::filesystem::path& p);
+
 // The data root: --data-dir if given, else $ATTNBENCH_DATA, else ./data.
 std::filesystem::path data_root(const std::string& cli_data_dir = "");
 

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/paths.h"
 #include "core/common/process.h"
 #include "harness/sweep/interrupt.h"
 #include "harness/train/launch.h"
@@ -42,8 +43,6 @@ struct JobEnd {
   int code = 0;
   std::string how;
 };
-
-std::string abs_path(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
 
 // The first line a shell command prints ("" when it fails).
 std::string first_line_of(const std::string& command) {
@@ -217,8 +216,8 @@ void check_cell_launch(const CellLaunch& l, int jobs, const std::vector<const Ce
 
 std::vector<std::string> train_command(const CellLaunch& l, const fs::path& config_json,
                                        const fs::path& run_dir) {
-  return {abs_path(l.executable), "train", "--config", abs_path(config_json), "--out",
-          abs_path(run_dir), "--quiet", "--dist-timeout", std::to_string(l.dist_timeout_s)};
+  return {absolute_path(l.executable), "train", "--config", absolute_path(config_json), "--out",
+          absolute_path(run_dir), "--quiet", "--dist-timeout", std::to_string(l.dist_timeout_s)};
 }
 
 std::vector<std::string> srun_command(const CellLaunch& l, const std::vector<std::string>& train) {

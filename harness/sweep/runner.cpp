@@ -192,7 +192,7 @@ int run_sweep(const SweepOptions& o) {
   const fs::path data_root = attnbench::data_root(o.data_dir);
   install_interrupt_handler();
   results::Store store = results::Store::open(db);
-  store.upsert_sweep(sweep.name, fs::absolute(sweep.file).lexically_normal().string());
+  store.upsert_sweep(sweep.name, absolute_path(sweep.file));
   std::vector<results::PendingRun> pending;
   for (const Cell* c : cells) pending.push_back(pending_run(*c));
   store.add_pending_runs(sweep.name, pending);

@@ -18,8 +18,6 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
-std::string abs_path(const fs::path& p) { return fs::absolute(p).lexically_normal().string(); }
-
 }  // namespace
 
 fs::path cell_db_path(const fs::path& db, const std::string& run_id) {
@@ -27,8 +25,9 @@ fs::path cell_db_path(const fs::path& db, const std::string& run_id) {
 }
 
 std::string merge_command(const fs::path& executable, const fs::path& db) {
-  fs::path abs_db = abs_path(db);
-  return fmt::format("{} results merge {} {}", quoted(abs_path(executable)), quoted(abs_db.string()),
+  fs::path abs_db = absolute_path(db);
+  return fmt::format("{} results merge {} {}", quoted(absolute_path(executable)),
+                     quoted(abs_db.string()),
                      quoted((abs_db.parent_path() / abs_db.stem()).string()) + ".cell-*.db");
 }
 
@@ -54,20 +53,20 @@ std::string comment_lines(const SweepFile& sweep, size_t cells, const SweepOptio
                           const fs::path& db, const std::string& runs) {
   std::string s = "#\n";
   s += fmt::format("# attnbench sweep '{}' ({}): {} cells, one per array task.\n", sweep.name,
-                   abs_path(sweep.file), cells);
+                   absolute_path(sweep.file), cells);
   if (o.gpus_per_cell * o.nodes_per_cell > 1) {
     s += fmt::format("# Each cell trains as {} node(s) x {} rank(s), an srun job step started by "
                      "the sweep;\n# the sweep itself evaluates the cell and writes its database.\n",
                      o.nodes_per_cell, o.gpus_per_cell);
   }
   s += "# Each task writes its own SQLite database (never share one over a network file system):\n";
-  s += fmt::format("#   {}\n", cell_db_path(abs_path(db), "<run id>").string());
+  s += fmt::format("#   {}\n", cell_db_path(absolute_path(db), "<run id>").string());
   s += "# A task that is requeued or submitted again resumes its cell from its checkpoint under\n";
   s += fmt::format("# {}/<run id>/ and skips it once finished.\n", runs);
   s += "# When the whole array has finished, merge the databases into one and print the table:\n";
   s += fmt::format("#   {}\n", merge_command(o.executable, db));
-  s += fmt::format("#   {} results table --sweep {} --db {}\n", quoted(abs_path(o.executable)),
-                   quoted(sweep.name), quoted(abs_path(db)));
+  s += fmt::format("#   {} results table --sweep {} --db {}\n", quoted(absolute_path(o.executable)),
+                   quoted(sweep.name), quoted(absolute_path(db)));
   return s;
 }
 
@@ -83,12 +82,13 @@ std::string rendezvous_lines(const SweepOptions& o) {
 // The array task's command: the sweep, for its one cell, into its own database.
 std::string task_command(const SweepFile& sweep, const SweepOptions& o, const fs::path& db,
                          const std::string& runs) {
-  const fs::path abs_db = abs_path(db);
+  const fs::path abs_db = absolute_path(db);
   std::string cmd = fmt::format("{} sweep {} --only \"$cell\" --db {}\"$cell\".db --runs-dir {}",
-                                quoted(abs_path(o.executable)), quoted(abs_path(sweep.file)),
+                                quoted(absolute_path(o.executable)),
+                                quoted(absolute_path(sweep.file)),
                                 quoted((abs_db.parent_path() / abs_db.stem()).string() + ".cell-"),
                                 quoted(runs));
-  cmd += " --data-dir " + quoted(abs_path(data_root(o.data_dir)));
+  cmd += " --data-dir " + quoted(absolute_path(data_root(o.data_dir)));
   if (o.retry_failed) cmd += " --retry-failed";
   for (auto& kv : o.sets) cmd += " --set " + quoted(kv);
   if (o.limit) cmd += " --limit " + std::to_string(*o.limit);
@@ -105,7 +105,7 @@ std::string task_command(const SweepFile& sweep, const SweepOptions& o, const fs
 
 void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& cells,
                         const SweepOptions& o, const fs::path& db) {
-  const std::string runs = abs_path(o.runs_dir);
+  const std::string runs = absolute_path(o.runs_dir);
   std::string s = "#!/bin/bash\n";
   s += fmt::format("#SBATCH --job-name=attnbench-{}\n", sweep.name);
   s += fmt::format("#SBATCH --array=0-{}\n", cells.size() - 1);
