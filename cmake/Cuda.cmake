@@ -29,6 +29,11 @@ if(NOT CMAKE_CUDA_COMPILER AND NOT DEFINED ENV{CUDACXX})
   endif()
   set(CMAKE_CUDA_COMPILER "${ATTNBENCH_NVCC}")
 endif()
+# Every kernel of ours must keep its state in registers and shared memory: ptxas reports each
+# kernel's registers, spills and stack (-v, in the build log) and fails the build on a register
+# spill or any local memory (a kernel that spills runs at a fraction of its speed, and the build
+# machine has no GPU to notice). tests/kernels/cuda/ptxas_checks.sh shows these flags reject both.
+set(ATTNBENCH_PTXAS_CHECKS "-Xptxas=-v,-warn-spills,-warn-lmem-usage,-Werror")
 # LibTorch links the shared cudart; two runtimes in one process do not share a context.
 set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
 set(CMAKE_CUDA_STANDARD 17)

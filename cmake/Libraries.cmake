@@ -22,6 +22,10 @@ function(attnbench_library name)
   endif()
   add_library(${name} STATIC ${srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  if(ATTNBENCH_CUDA)
+    target_compile_options(${name} PRIVATE
+                           "$<$<COMPILE_LANGUAGE:CUDA>:${ATTNBENCH_PTXAS_CHECKS}>")
+  endif()
   target_link_libraries(${name} PUBLIC ${A_DEPS})
   foreach(w ${A_WHOLE})
     target_link_libraries(${name} PUBLIC "$<LINK_LIBRARY:WHOLE_ARCHIVE,${w}>")
@@ -98,4 +102,5 @@ target_compile_definitions(attnbench PRIVATE ATTNBENCH_VERSION="${PROJECT_VERSIO
 # combination fails the build here rather than at the first real kernel.
 if(ATTNBENCH_CUDA)
   add_library(attnbench_cuda_probe OBJECT ${PROJECT_SOURCE_DIR}/cmake/cuda_probe.cu)
+  target_compile_options(attnbench_cuda_probe PRIVATE ${ATTNBENCH_PTXAS_CHECKS})
 endif()
