@@ -27,7 +27,6 @@
 #include "harness/train/distributed.h"
 #include "harness/train/launch.h"
 #include "harness/train/preflight.h"
-#include "harness/train/windows.h"
 #include "harness/train/trainer.h"
 #include "kernels/torch_compat.h"
 #include "model/decoder.h"
@@ -92,13 +91,8 @@ std::vector<std::string> rank_args(const TrainCliOptions& o) {
 // --nproc-per-node: everything the ranks would refuse is refused here, once, before they start.
 int launch(const TrainCliOptions& o, const config::RunConfig& cfg) {
   train::preflight(cfg);
-  train::rank_micro_batches(cfg.train.batch_size, train::accumulation_steps(cfg.train, cfg.model),
-                            0, o.nproc_per_node);
-  const torch::Device device = model::resolve_device(cfg.train.device);
-  if (device.is_cuda() && static_cast<int>(torch::cuda::device_count()) < o.nproc_per_node) {
-    throw UsageError(fmt::format("--nproc-per-node {}: one GPU per rank, and this machine has {}",
-                                 o.nproc_per_node, torch::cuda::device_count()));
-  }
+  train::check_ranks(cfg, o.nproc_per_node, o.nproc_per_node,
+                     fmt::format("--nproc-per-node {}", o.nproc_per_node));
   return train::run_local_ranks(rank_args(o), o.nproc_per_node,
                                 std::chrono::seconds(o.dist_timeout));
 }
@@ -151,9 +145,7 @@ int run_train(const TrainCliOptions& o) {
   const train::RankEnv env = train::rank_env();
   std::unique_ptr<train::Communicator> comm;
   if (env.distributed()) {
-    train::rank_micro_batches(cfg.train.batch_size,
-                              train::accumulation_steps(cfg.train, cfg.model), env.rank,
-                              env.world_size);
+    train::check_ranks(cfg, env.world_size, 0, fmt::format("rank {}", env.rank));
     comm = std::make_unique<train::Communicator>(env, rank_device(cfg, env),
                                                  std::chrono::seconds(o.dist_timeout));
   }

@@ -3,8 +3,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <torch/torch.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -26,10 +24,7 @@
 #include "core/common/process.h"
 #include "harness/sweep/interrupt.h"
 #include "harness/train/launch.h"
-#include "harness/train/preflight.h"
-#include "harness/train/windows.h"
 #include "model/checkpoint_dir.h"
-#include "model/device.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -161,22 +156,15 @@ results::Metric metric_of(const std::string& line, const fs::path& file, size_t 
   return m;
 }
 
-// Each cell's ranks must split its global batch evenly, and locally there must be a GPU per rank.
+// Each cell's ranks must split its global batch evenly, and locally there must be a GPU per rank
+// (srun's nodes have their own).
 void check_cell_ranks(const Cell& c, const CellLaunch& l) {
   const int world = l.gpus_per_cell * l.nodes_per_cell;
   try {
-    train::rank_micro_batches(c.config.train.batch_size,
-                              train::accumulation_steps(c.config.train, c.config.model), 0, world);
+    train::check_ranks(c.config, world, in_slurm_allocation() ? 0 : l.gpus_per_cell,
+                       fmt::format("--gpus-per-cell {}", l.gpus_per_cell));
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("cell {} ({}), {} rank(s): {}", c.label, c.id, world, e.what()));
-  }
-  if (in_slurm_allocation()) return;  // srun's nodes have their own GPUs
-  const torch::Device device = model::resolve_device(c.config.train.device);
-  if (device.is_cuda() && torch::cuda::device_count() < static_cast<size_t>(l.gpus_per_cell)) {
-    throw UsageError(fmt::format("--gpus-per-cell {}: one GPU per rank, and this machine has {} "
-                                 "(cell {} trains on {})",
-                                 l.gpus_per_cell, torch::cuda::device_count(), c.label,
-                                 c.config.train.device));
   }
 }
 

@@ -378,8 +378,9 @@ void check_parameters_identical(Communicator& comm, const std::vector<std::strin
   const int64_t n = static_cast<int64_t>(params.size());
   std::vector<torch::Tensor> sums, magnitudes;
   for (const auto& p : params) {
-    sums.push_back(p.to(torch::kFloat64).sum());
-    magnitudes.push_back(p.to(torch::kFloat64).abs().sum());
+    const auto wide = p.to(torch::kFloat64);
+    sums.push_back(wide.sum());
+    magnitudes.push_back(wide.abs().sum());
   }
   auto s = torch::stack(sums);
   auto reduced = torch::cat({s, -s});

@@ -11,8 +11,12 @@
 
 #include <fmt/format.h>
 
+#include "core/common/error.h"
 #include "core/common/process.h"
 #include "harness/train/distributed.h"
+#include "harness/train/preflight.h"
+#include "harness/train/windows.h"
+#include "model/device.h"
 
 namespace attnbench::train {
 namespace {
@@ -89,6 +93,16 @@ struct Ranks {
 };
 
 }  // namespace
+
+void check_ranks(const config::RunConfig& cfg, int world, int local, const std::string& option) {
+  rank_micro_batches(cfg.train.batch_size, accumulation_steps(cfg.train, cfg.model), 0, world);
+  if (local == 0 || !model::resolve_device(cfg.train.device).is_cuda()) return;
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  if (gpus < local) {
+    throw UsageError(
+        fmt::format("{}: one GPU per rank, and this machine has {}", option, gpus));
+  }
+}
 
 int run_local_ranks(const std::vector<std::string>& args, int nproc, chrono::seconds timeout) {
   HostedStore store(nproc, timeout);

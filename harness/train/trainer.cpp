@@ -163,6 +163,7 @@ struct StepLoop {
       rank_micro_batches(B, micro_steps, comm ? comm->rank() : 0, comm ? comm->size() : 1);
   std::vector<int64_t> buf = std::vector<int64_t>(static_cast<size_t>(B * (T + 1)));
   std::vector<torch::Tensor> params = model.parameters();
+  std::vector<std::string> names = parameter_names(model);  // for the replica check's message
   bool stop_agreed = false;  // with comm: some rank was asked to stop during this step
 
   TrainResult run() {
@@ -238,7 +239,7 @@ struct StepLoop {
   // interval (a few all-reduced sums; docs/distributed.md, "Checks").
   void check_replicas() {
     if (!comm) return;
-    check_parameters_identical(*comm, parameter_names(model), params, state.step);
+    check_parameters_identical(*comm, names, params, state.step);
   }
 
   // Divergence guard: no update from a non-finite loss or gradient; the last checkpoint stays.
