@@ -111,8 +111,14 @@ Problem draw(const Combo& c, int64_t B, int64_t H, int64_t T, int64_t D, torch::
 //    1/r_i): eps * sum_j M_ij |t_i| / r_i > tol / 10.
 // Such draws are replaced by fresh ones rather than compared (rows whose weights are all exactly 0
 // are well-conditioned and are kept).
-bool ill_conditioned(const Problem& p, const FamilySpec& spec, double eps, double tol) {
-  if (spec.normalizer != Normalizer::Elastic) return false;
+struct Conditioning {
+  bool near_kink = false;  // some p + t within 32 eps |t| of 0
+  double kappa = 0;        // renormalising: max_i sum_j M_ij |t_i| / r_i over rows with r_i > 0
+};
+
+Conditioning conditioning(const Problem& p, const FamilySpec& spec, double eps) {
+  Conditioning c;
+  if (spec.normalizer != Normalizer::Elastic) return c;
   torch::NoGradGuard no_grad;
   FamilySpec soft = p.spec();
   torch::Tensor probs;
@@ -124,12 +130,18 @@ bool ill_conditioned(const Problem& p, const FamilySpec& spec, double eps, doubl
       attnbench::variants::elastic_offsets(spec.tau, spec.tau_over_len, T, probs.scalar_type());
   auto causal = torch::ones({T, T}, torch::kBool).tril().expand_as(probs);
   auto x = probs + t;
-  if ((x.abs() <= 32 * eps * t.abs()).logical_and(causal).any().item<bool>()) return true;
-  if (!spec.renormalize) return false;
+  c.near_kink = (x.abs() <= 32 * eps * t.abs()).logical_and(causal).any().item<bool>();
+  if (!spec.renormalize) return c;
   auto kept = x.gt(0).logical_and(causal);
   auto r = x.clamp_min(0).masked_fill(causal.logical_not(), 0).sum(-1);
-  auto rounding = (kept.to(x.scalar_type()) * t.abs()).sum(-1) * eps;
-  return rounding.gt(r * (tol / 10)).logical_and(r.gt(0)).any().item<bool>();
+  auto mass = (kept.to(x.scalar_type()) * t.abs()).sum(-1);
+  c.kappa = (mass / r).masked_fill(r.le(0), 0).max().item<double>();
+  return c;
+}
+
+bool ill_conditioned(const Problem& p, const FamilySpec& spec, double eps, double tol) {
+  const Conditioning c = conditioning(p, spec, eps);
+  return c.near_kink || eps * c.kappa > tol / 10;
 }
 
 struct Result {
@@ -204,6 +216,12 @@ void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention
   }
   // What is compared here is what the registered kernel declares it serves (dispatch asks it).
   CATCH_CHECK(attnbench::kernels::find_fused_kernel(torch::kCPU)->supports(p.q, p.k, p.v, spec));
+  // A renormalised row's output errs by up to a few eps kappa in either implementation (measured
+  // up to 1.1e-5 at eps kappa just under the screen above): its bound grows with kappa, as the
+  // CUDA schedule test's does (tests/kernels/cuda/family_schedule_test.cpp).
+  const double eps =
+      fp64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
+  const double out_bound = std::max(out_tol, 32 * eps * conditioning(p, spec, eps).kappa);
   const Result want = run(p, spec, eager), got = run(p, spec, kernel);
   CATCH_REQUIRE(got.names == want.names);
   for (size_t i = 0; i < want.values.size(); ++i) {
@@ -213,7 +231,7 @@ void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention
     CATCH_REQUIRE(got.values[i].defined());
     CATCH_REQUIRE(got.values[i].sizes() == want.values[i].sizes());
     if (i == 0) {
-      CATCH_CHECK(relative_error(got.values[i], want.values[i]) < out_tol);
+      CATCH_CHECK(relative_error(got.values[i], want.values[i]) < out_bound);
     } else {
       CATCH_CHECK(relative_error(got.values[i], want.values[i], gradient_floor(want)) < grad_tol);
     }
