@@ -49,6 +49,10 @@ struct FusedKernel {
   // before every call (variants/family.h, choose_fused_kernel), so that "auto" falls back to eager
   // and "fused" refuses instead of computing something else.
   FusedLimits unsupported;
+  // Optional: why backend "auto" should not run this kernel on these inputs yet although it could,
+  // "" when it should (a code path that has not passed its tests on real hardware, e.g. the CUDA
+  // Elastic kernel until a GPU has run them). "fused" runs it anyway: opting in is the user's.
+  FusedLimits unvalidated;
 
   bool supports(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                 const FamilySpec& spec) const {

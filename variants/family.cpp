@@ -192,10 +192,13 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const std::string& device,
                                                 const kernels::FusedKernel* kernel,
                                                 const std::string& unsupported,
-                                                bool weights_requested) {
+                                                bool weights_requested,
+                                                const std::string& unvalidated) {
   config::check_backend(backend);
   if (weights_requested || backend == "eager") return nullptr;
-  if (kernel && unsupported.empty()) return kernel;  // "auto" or "fused"
+  if (kernel && unsupported.empty()) {
+    return backend == "auto" && !unvalidated.empty() ? nullptr : kernel;  // "fused" opts in
+  }
   if (backend == "auto") return nullptr;
   // "fused", and no kernel serves this call: refuse rather than run something else.
   const std::string fix = "; use backend = \"auto\" (fused where supported, else eager) or "
@@ -216,9 +219,12 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const Registry<kernels::FusedKernel>& registry) {
   const std::string device = c10::DeviceTypeName(q.device().type(), /*lower_case=*/true);
   const kernels::FusedKernel* kernel = registry.find(device);
-  const std::string unsupported =
-      kernel && !weights_requested && backend != "eager" ? kernel->unsupported(q, k, v, spec) : "";
-  return choose_fused_kernel(backend, variant, device, kernel, unsupported, weights_requested);
+  const bool ask = kernel && !weights_requested && backend != "eager";
+  const std::string unsupported = ask ? kernel->unsupported(q, k, v, spec) : "";
+  const std::string unvalidated =
+      ask && unsupported.empty() && kernel->unvalidated ? kernel->unvalidated(q, k, v, spec) : "";
+  return choose_fused_kernel(backend, variant, device, kernel, unsupported, weights_requested,
+                             unvalidated);
 }
 
 }  // namespace attnbench::variants

@@ -85,9 +85,11 @@ std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& 
 // Backend dispatch (docs/kernels.md, "Dispatch"), the one place that picks eager or fused for any
 // variant. `kernel`: the fused kernel registered for the inputs' `device` (nullptr: none);
 // `unsupported`: why it cannot compute this call ("" when it can; FusedKernel::unsupported, or a
-// variant outside the family's own reason). Rules:
+// variant outside the family's own reason); `unvalidated`: why "auto" should not pick it yet
+// (FusedKernel::unvalidated, "" when it should). Rules:
 //   weights requested, or "eager"  -> eager (only eager materialises the weights);
-//   "auto"                         -> `kernel` when it exists and supports the call, else eager;
+//   "auto"                         -> `kernel` when it exists, supports the call and is validated
+//                                     for it, else eager;
 //   "fused"                        -> `kernel`, or a UsageError naming `variant`, `device` and what
 //                                     is missing, suggesting "auto" or "eager".
 // Returns the kernel to run, nullptr for eager; an unknown backend is a UsageError.
@@ -96,7 +98,8 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const std::string& device,
                                                 const kernels::FusedKernel* kernel,
                                                 const std::string& unsupported,
-                                                bool weights_requested);
+                                                bool weights_requested,
+                                                const std::string& unvalidated = "");
 
 // The same for a call of the family: looks up the kernel for q's device in `registry` and asks it
 // whether it supports (q, k, v, spec).

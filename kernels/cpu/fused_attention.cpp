@@ -4,49 +4,13 @@
 #include <string>
 
 #include "kernels/cpu/family_kernel.h"
+#include "kernels/family_tables.h"
 
 namespace attnbench::kernels::cpu {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-int64_t min_len(int64_t a, int64_t b) { return a < b ? a : b; }
-
-// bias[h, d] for d = i - j in [0, T): -slope_h d (ALiBi) + b[h, d] for d < W (distance bias; 0
-// beyond W, docs/paper.md 1.2). Undefined when the family has no positional bias.
-torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor& db, int64_t H,
-                         int64_t T_len, torch::ScalarType dtype) {
-  if (!alibi.defined() && !db.defined()) return {};
-  auto opts = torch::TensorOptions().dtype(dtype);
-  auto table = torch::zeros({H, T_len}, opts);
-  if (alibi.defined())
-    table -= alibi.detach().to(dtype).view({H, 1}) * torch::arange(T_len, opts).view({1, T_len});
-  if (db.defined()) {
-    const int64_t w = min_len(db.size(1), T_len);
-    table.narrow(1, 0, w) += db.detach().to(dtype).narrow(1, 0, w);
-  }
-  return table.contiguous();
-}
-
-// n_i = i + 1 keys are visible to query i (docs/paper.md 1.3: tau / i with 1-based i).
-torch::Tensor visible_keys(int64_t T_len, torch::ScalarType dtype) {
-  return torch::arange(1, T_len + 1, torch::TensorOptions().dtype(dtype));
-}
-
-// t[b, h, i] = tau / n_i or tau, in the inputs' precision (float32 at least: the ReLU threshold
-// p + t is ill-conditioned near tau = -1, docs/paper.md 1.3 (c)).
-torch::Tensor threshold_table(const torch::Tensor& tau, bool over_len, int64_t B, int64_t H,
-                              int64_t T_len, torch::ScalarType dtype) {
-  auto t = tau.detach().to(dtype);
-  if (t.dim() == 1) {
-    t = t.view({1, H, 1}).expand({B, H, T_len});
-  } else {
-    t = t.permute({0, 2, 1});  // [B, T, H] -> [B, H, T]
-  }
-  if (over_len) t = t / visible_keys(T_len, dtype).view({1, 1, T_len});
-  return t.contiguous();
-}
 
 template <typename T>
 FamilyProblem<T> problem(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -88,9 +52,10 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
     q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
     const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
     const auto dtype = q.scalar_type();
-    auto bias = bias_table(alibi_slopes, distance_bias, H, T_len, dtype);
+    auto bias = bias_table(alibi_slopes, distance_bias, H, T_len, dtype, q.device());
     auto thresh =
-        elastic ? threshold_table(tau, tau_over_len, B, H, T_len, dtype) : torch::Tensor();
+        elastic ? threshold_table(tau, tau_over_len, B, H, T_len, dtype, q.device())
+                : torch::Tensor();
     auto out = torch::empty_like(q);
     auto lse = torch::empty({B, H, T_len}, q.options());
     auto rowsum = torch::empty({B, H, T_len}, q.options());
@@ -142,25 +107,8 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
           bias.defined() ? dbias_bh.data_ptr<scalar_t>() : nullptr);
     });
 
-    torch::Tensor dtau, ddb, dalibi;
-    if (elastic && tau.defined()) {
-      auto dt = over_len ? dthresh / visible_keys(T_len, dtype).view({1, 1, T_len}) : dthresh;
-      dtau = (tau.dim() == 1 ? dt.sum(torch::IntArrayRef{0, 2}) : dt.permute({0, 2, 1}))
-                 .to(tau.scalar_type());
-    }
-    if (bias.defined()) {
-      auto per_distance = dbias_bh.sum(0);  // [H, T]: sum of dS over each diagonal d = i - j
-      if (db.defined()) {
-        ddb = torch::zeros(db.sizes(), db.options());
-        const int64_t w = min_len(db.size(1), T_len);
-        ddb.narrow(1, 0, w).copy_(per_distance.narrow(1, 0, w));
-      }
-      if (alibi.defined())
-        dalibi = -(per_distance * torch::arange(T_len, per_distance.options()).view({1, T_len}))
-                      .sum(1)
-                      .to(alibi.scalar_type());
-    }
-    return {dq, dk, dv, dtau, ddb, dalibi, {}, {}, {}, {}};
+    const ParameterGrads pg = parameter_grads(dthresh, dbias_bh, tau, db, alibi, over_len);
+    return {dq, dk, dv, pg.tau, pg.distance_bias, pg.alibi_slopes, {}, {}, {}, {}};
   }
 };
 
@@ -216,7 +164,7 @@ torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const to
 
 // Self-registration (kernels/attention_family.h); ab_kernels_cpu is linked whole.
 const bool registered = [] {
-  register_fused_kernel("cpu", FusedKernel{"cpu-tiled", &cpu_tiled, &unsupported_inputs});
+  register_fused_kernel("cpu", FusedKernel{"cpu-tiled", &cpu_tiled, &unsupported_inputs, {}});
   return true;
 }();
 

@@ -32,7 +32,8 @@ kernels::FusedKernel no_renormalize_kernel() {
           [](const torch::Tensor&, const torch::Tensor&, const torch::Tensor&,
              const kernels::FamilySpec& spec) -> std::string {
             return spec.renormalize ? "renormalised Elastic-Softmax" : "";
-          }};
+          },
+          {}};
 }
 
 // The name of the autograd node that produced `t`: tells the fused kernel's node from eager's ops.
@@ -67,6 +68,17 @@ CATCH_TEST_CASE("backend choice: fused without a kernel is a clear error, auto f
   CATCH_CHECK(choose("auto", &stand_in, "cpu", true) == nullptr);
   CATCH_CHECK(choose("fused", &stand_in, "cpu", true) == nullptr);
   CATCH_CHECK(choose("fused", nullptr, "cpu", true) == nullptr);
+  // A kernel that supports the call but is not validated for it: "auto" runs eager, "fused" opts
+  // in; an unsupported call stays unsupported whatever its validation says.
+  CATCH_CHECK(choose_fused_kernel("auto", "lazy", "cuda", &stand_in, "", false, "untested") ==
+              nullptr);
+  CATCH_CHECK(choose_fused_kernel("fused", "lazy", "cuda", &stand_in, "", false, "untested") ==
+              &stand_in);
+  CATCH_CHECK(choose_fused_kernel("eager", "lazy", "cuda", &stand_in, "", false, "untested") ==
+              nullptr);
+  CATCH_REQUIRE_THROWS_WITH(
+      choose_fused_kernel("fused", "lazy", "cuda", &stand_in, "no tau", false, "untested"),
+      Contains("no tau"));
   // The one list of backend names.
   CATCH_CHECK(config::attention_backends() == std::vector<std::string>{"auto", "eager", "fused"});
   CATCH_REQUIRE_THROWS_WITH(choose("fast", &stand_in, "cpu", false),
@@ -140,7 +152,7 @@ CATCH_TEST_CASE("a fused kernel registered twice is recorded, not thrown") {
   CATCH_CHECK_THAT(errors.back(), Contains("fused attention kernel") && Contains("'cpu'") &&
                                       Contains("registered twice"));
   // A kernel that cannot say what it supports is refused and recorded too (global registry).
-  kernels::register_fused_kernel("test-device", {"incomplete", never_called, {}});
+  kernels::register_fused_kernel("test-device", {"incomplete", never_called, {}, {}});
   CATCH_CHECK(kernels::fused_kernels().find("test-device") == nullptr);
   CATCH_REQUIRE(errors.size() == before + 2);
   CATCH_CHECK_THAT(errors.back(), Contains("'test-device'") && Contains("unsupported"));
@@ -262,13 +274,13 @@ CATCH_TEST_CASE("an unknown backend is rejected when the variant is built") {
 }
 
 CATCH_TEST_CASE("CUDA dispatch: the SDPA kernel's rules route every registered variant") {
-  // kernels/cuda/sdpa_kernel.cpp registers "cuda-sdpa" with kernels::sdpa_unsupported plus a device
-  // check; only the CUDA build compiles it, so a stand-in with the same rules (device aside) shows
-  // where each registered variant runs on a GPU: the family's softmax forms on SDPA, Elastic-Softmax
-  // eager under "auto" and refused under "fused", naming why.
+  // The CUDA kernel (kernels/cuda/cuda_kernel.cpp, CUDA build only) sends the softmax forms to SDPA
+  // under kernels::sdpa_unsupported's rules plus a device check; a stand-in with those rules
+  // (device aside) shows where each registered variant's softmax forms run on a GPU, and that
+  // SDPA alone refuses Elastic-Softmax, naming why (the CUDA kernel's Elastic route is its own).
   Registry<kernels::FusedKernel> local(kernels::fused_kernels().kind());
   const kernels::FusedKernel& sdpa =
-      local.add("cpu", {"cuda-sdpa (stand-in)", never_called, kernels::sdpa_unsupported});
+      local.add("cpu", {"cuda-sdpa (stand-in)", never_called, kernels::sdpa_unsupported, {}});
   const int64_t B = 2, H = 4, T = 64, D = 16, C = 64;
   auto q = torch::randn({B, H, T, D}).to(torch::kBFloat16), x = torch::randn({B, T, C});
   int served = 0, refused = 0;

@@ -1,0 +1,85 @@
+// The tables every fused kernel of the family reads instead of the variant's parameters, and the
+// parameter gradients from what its backward returns (docs/kernels.md, "The function"). Shared by
+// the CPU kernel (kernels/cpu) and the CUDA kernel (kernels/cuda), so both compute the bias, the
+// threshold and the parameter gradients the same way; header-only, because kernels/cpu and
+// kernels/cuda are linked whole into ab_kernels and reach nothing defined after them.
+#pragma once
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace attnbench::kernels {
+
+// bias[h, d] for d = i - j in [0, T): -slope_h d (ALiBi) + b[h, d] for d < W (distance bias; 0
+// beyond W, docs/paper.md 1.2). Undefined when the family has no positional bias.
+inline torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor& db, int64_t H,
+                                int64_t T_len, torch::ScalarType dtype, torch::Device device) {
+  if (!alibi.defined() && !db.defined()) return {};
+  auto opts = torch::TensorOptions().dtype(dtype).device(device);
+  auto table = torch::zeros({H, T_len}, opts);
+  if (alibi.defined())
+    table -= alibi.detach().to(opts).view({H, 1}) * torch::arange(T_len, opts).view({1, T_len});
+  if (db.defined()) {
+    const int64_t w = std::min(db.size(1), T_len);
+    table.narrow(1, 0, w) += db.detach().to(opts).narrow(1, 0, w);
+  }
+  return table.contiguous();
+}
+
+// n_i = i + 1 keys are visible to query i (docs/paper.md 1.3: tau / i with 1-based i).
+inline torch::Tensor visible_keys(int64_t T_len, const torch::TensorOptions& opts) {
+  return torch::arange(1, T_len + 1, opts);
+}
+
+// t[b, h, i] = tau / n_i or tau, [B, H, T], float32 at least (the ReLU threshold p + t is
+// ill-conditioned near tau = -1, docs/paper.md 1.3 (c)); tau is [H] or [B, T, H].
+inline torch::Tensor threshold_table(const torch::Tensor& tau, bool over_len, int64_t B, int64_t H,
+                                     int64_t T_len, torch::ScalarType dtype,
+                                     torch::Device device) {
+  const auto opts = torch::TensorOptions().dtype(dtype).device(device);
+  auto t = tau.detach().to(opts);
+  if (t.dim() == 1) {
+    t = t.view({1, H, 1}).expand({B, H, T_len});
+  } else {
+    t = t.permute({0, 2, 1});  // [B, T, H] -> [B, H, T]
+  }
+  if (over_len) t = t / visible_keys(T_len, opts).view({1, 1, T_len});
+  return t.contiguous();
+}
+
+// The gradients of tau, the distance bias and the ALiBi slopes (each undefined when that parameter
+// is), in each parameter's dtype, from a kernel's dthresh [B, H, T] = dl/dt_i and dbias_bh
+// [B, H, T] = the sum of dS along each diagonal d = i - j (undefined without a position bias).
+struct ParameterGrads {
+  torch::Tensor tau, distance_bias, alibi_slopes;
+};
+
+inline ParameterGrads parameter_grads(const torch::Tensor& dthresh, const torch::Tensor& dbias_bh,
+                                      const torch::Tensor& tau, const torch::Tensor& db,
+                                      const torch::Tensor& alibi, bool over_len) {
+  ParameterGrads g;
+  if (dthresh.defined() && tau.defined()) {
+    const int64_t T_len = dthresh.size(2);
+    auto dt = over_len ? dthresh / visible_keys(T_len, dthresh.options()).view({1, 1, T_len})
+                       : dthresh;
+    g.tau = (tau.dim() == 1 ? dt.sum(torch::IntArrayRef{0, 2}) : dt.permute({0, 2, 1}))
+                .to(tau.scalar_type());
+  }
+  if (!dbias_bh.defined()) return g;
+  const int64_t T_len = dbias_bh.size(2);
+  auto per_distance = dbias_bh.sum(0);  // [H, T]: sum of dS over each diagonal d = i - j
+  if (db.defined()) {
+    g.distance_bias = torch::zeros(db.sizes(), db.options());
+    const int64_t w = std::min(db.size(1), T_len);
+    g.distance_bias.narrow(1, 0, w).copy_(per_distance.narrow(1, 0, w));
+  }
+  if (alibi.defined())  // d(-slope d)/dslope = -d
+    g.alibi_slopes =
+        -(per_distance * torch::arange(T_len, per_distance.options()).view({1, T_len}))
+             .sum(1)
+             .to(alibi.scalar_type());
+  return g;
+}
+
+}  // namespace attnbench::kernels
