@@ -2,7 +2,7 @@
 //   gpu_train_step/<preset>/T:<T>/<variant>    preset tiny | 125m, T 1024 | 4096, variant softmax | lazy
 // One iteration = one optimizer step as harness/train runs it: forward under bf16 autocast
 // (train.precision = "bf16"), cross-entropy, backward, gradient clipping to 1.0, AdamW with the
-// schedule's lr. softmax runs LibTorch's SDPA through the "cuda-sdpa" kernel (kernels/cuda); lazy
+// schedule's lr. softmax runs LibTorch's SDPA through the "cuda" kernel (kernels/cuda); lazy
 // (distance bias + Elastic-Softmax) runs the eager reference, which materialises [B, H, T, T]
 // tensors: at 125m and T = 4096 that is tens of GiB, and a case that runs out of memory is
 // reported as an error of that case, not a crash.

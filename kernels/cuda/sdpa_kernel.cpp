@@ -1,17 +1,16 @@
-// The CUDA FusedKernel "cuda-sdpa" (docs/kernels.md, "CUDA"): the attention family's softmax
-// forms on LibTorch's scaled_dot_product_attention, routed by kernels/sdpa.h:
+// The attention family's softmax forms on LibTorch's scaled_dot_product_attention (docs/kernels.md,
+// "CUDA"), the softmax route of the CUDA kernel (kernels/cuda/cuda_kernel.cpp), by kernels/sdpa.h:
 //   no score bias (softmax, RoPE or none)  -> at::scaled_dot_product_attention(is_causal), LibTorch
 //                                             picks cuDNN / flash / memory-efficient;
 //                                             at T % 128 == 64 the memory-efficient kernel directly;
 //   ALiBi and/or distance bias             -> the memory-efficient kernel directly, is_causal plus the
 //                                             bias in q's dtype, which returns the bias gradient.
-// Elastic-Softmax is unsupported (a reason, not an error): backend "auto" runs eager, "fused"
-// refuses. Compiled only in the CUDA build (cmake/Libraries.cmake, ab_kernels_cuda, linked whole);
-// it registers itself like kernels/cpu.
+// Elastic-Softmax is unsupported here (a reason, not an error). Compiled only in the CUDA build.
+#include "kernels/cuda/sdpa_kernel.h"
+
 #include <cstdint>
 #include <string>
 
-#include "kernels/attention_family.h"
 #include "kernels/sdpa.h"
 #include "kernels/torch_compat.h"
 
@@ -25,6 +24,8 @@ torch::Tensor aligned(const torch::Tensor& t) {
   const bool ok = t.stride(-1) == 1 && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0;
   return ok ? t : t.clone(at::MemoryFormat::Contiguous);
 }
+
+}  // namespace
 
 torch::Tensor sdpa_forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                            const FamilySpec& spec) {
@@ -54,11 +55,4 @@ std::string sdpa_limits(const torch::Tensor& q, const torch::Tensor& k, const to
   return sdpa_unsupported(q, k, v, spec);
 }
 
-// Self-registration (kernels/attention_family.h); ab_kernels_cuda is linked whole.
-const bool registered = [] {
-  register_fused_kernel("cuda", FusedKernel{"cuda-sdpa", &sdpa_forward, &sdpa_limits});
-  return true;
-}();
-
-}  // namespace
 }  // namespace attnbench::kernels

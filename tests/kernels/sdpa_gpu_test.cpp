@@ -1,5 +1,5 @@
-// The registered CUDA kernel "cuda-sdpa" (kernels/cuda/sdpa_kernel.cpp; docs/kernels.md, "CUDA")
-// against the eager reference on the GPU (gpu tag): every route (no bias, T % 128 == 64, ALiBi,
+// The registered CUDA kernel "cuda" (kernels/cuda/cuda_kernel.cpp; docs/kernels.md, "CUDA") on its
+// SDPA route against the eager reference on the GPU (gpu tag): every route (no bias, T % 128 == 64, ALiBi,
 // distance bias, both) in float32 and bfloat16, output and the gradients of q, k, v and the
 // distance-bias table. An executable of its own (tests/CMakeLists.txt, attnbench_gpu_test) that
 // exits 77, which CTest reports as Skipped, where no CUDA device is usable.
@@ -36,7 +36,7 @@ using attnbench::test::spec_for;
 CATCH_TEST_CASE("the registered CUDA kernel equals eager, output and gradients", "[gpu]") {
   const auto* kernel = attnbench::kernels::find_fused_kernel(torch::kCUDA);
   CATCH_REQUIRE(kernel != nullptr);  // a CUDA device but no kernel: the CUDA build lost it
-  CATCH_CHECK(kernel->name == "cuda-sdpa");
+  CATCH_CHECK(kernel->name == "cuda");
   const int64_t B = 2, H = 4, D = 32, W = 100;
   torch::Device cuda(torch::kCUDA);
   // T: a tile multiple, T % 128 == 64 (the guarded route), not a multiple of 16 (padded bias).
@@ -78,12 +78,17 @@ CATCH_TEST_CASE("the registered CUDA kernel equals eager, output and gradients",
       }
     }
   }
-  // Elastic is not served: dispatch runs eager for "auto".
+  // Elastic goes to the fused CUDA kernels (tests/kernels/family_cuda_gpu_test.cpp), which take
+  // D 64 or 128 only, and which "auto" does not pick until they are validated.
   FamilySpec elastic;
   elastic.normalizer = Normalizer::Elastic;
   elastic.tau = torch::full({H}, -1.0, torch::TensorOptions().device(cuda));
   auto qc = torch::randn({B, H, 64, D}, torch::TensorOptions().device(cuda));
-  CATCH_CHECK_THAT(kernel->unsupported(qc, qc, qc, elastic), Contains("Elastic-Softmax"));
+  CATCH_CHECK_THAT(kernel->unsupported(qc, qc, qc, elastic), Contains("head dimension 64 or 128"));
+  auto q64 = torch::randn({B, H, 64, 64}, torch::TensorOptions().device(cuda));
+  CATCH_CHECK(kernel->unsupported(q64, q64, q64, elastic) == "");
+  CATCH_CHECK_THAT(kernel->unvalidated(q64, q64, q64, elastic), Contains("not yet passed"));
+  CATCH_CHECK(kernel->unvalidated(q64, q64, q64, FamilySpec{}) == "");
   CATCH_CHECK_THAT(kernel->unsupported(qc.cpu(), qc.cpu(), qc.cpu(), FamilySpec{}),
                    Contains("CUDA tensors expected"));
 }
