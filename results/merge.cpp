@@ -1,6 +1,10 @@
 #include "results/merge.h"
 
+#include <algorithm>
+#include <functional>
+#include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "core/common/error.h"
@@ -12,34 +16,100 @@ namespace attnbench::results {
 
 namespace {
 
-// Column lists of the tables copied per run (constants of this file, never user input).
-struct ChildTable {
-  const char* name;
-  const char* columns;
-  const char* order;  // evals keep their recorded order (the table's task order follows it)
-};
-const ChildTable kChildren[] = {
-    {"params", "run, key, value, type", "key"},
-    {"metrics", "run, key, step, value, time", "key, step"},
-    {"evals", "run, task, metric, value, stderr, n, item_limit, protocol_version, bos, time", "rowid"},
-    {"attn_stats", "run, layer, head, stat, idx, value", "layer, head, stat, idx"},
-    {"samples", "run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens", "task, doc, request"},
-};
 const char* kRunColumns =
     "id, sweep, cell, status, config, created, started, finished, error, git_revision, host, "
     "device, blas, threads, attnbench_version, torch_version, owner_host, owner_pid, heartbeat, "
     "attempts";
 
-int count_columns(const std::string& list) {
-  int n = 1;
-  for (char c : list) n += c == ',';
-  return n;
+// One kind of per-run row: its natural key (run first), its other columns, and the order in which
+// an input's rows are copied (evals keep their recorded order: the table's task order follows it).
+struct RowKind {
+  const char* table;
+  std::vector<std::string> key;
+  std::vector<std::string> values;
+  const char* order;
+};
+const RowKind kMetrics{"metrics", {"run", "key", "step"}, {"value", "time"}, "key, step"};
+const RowKind kEvals{"evals",
+                     {"run", "task", "metric"},
+                     {"value", "stderr", "n", "item_limit", "protocol_version", "bos", "time"},
+                     "rowid"};
+const RowKind kAttnStats{
+    "attn_stats", {"run", "layer", "head", "stat", "idx"}, {"value"}, "layer, head, stat, idx"};
+const RowKind kSamples{"samples",
+                       {"run", "task", "doc", "request"},
+                       {"loglikelihood", "is_greedy", "is_gold", "tokens"},
+                       "task, doc, request"};
+
+// Decides a conflict between an input row (its key columns, then its values) and OUT's row with
+// the same key (its values only): true when the input's row replaces OUT's.
+using InputWins = std::function<bool(const Stmt& in, const Stmt& out)>;
+
+std::string joined(const std::vector<std::string>& names, const std::string& suffix,
+                   const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? sep : "") + names[i] + suffix;
+  return s;
 }
 
-std::string placeholders(int n) {
+std::string placeholders(size_t n) {
   std::string s;
-  for (int i = 0; i < n; ++i) s += i ? ", ?" : "?";
+  for (size_t i = 0; i < n; ++i) s += i ? ", ?" : "?";
   return s;
+}
+
+// The column's position among the kind's values (the caller's own constant names).
+int value_at(const RowKind& kind, const std::string& name) {
+  return static_cast<int>(std::find(kind.values.begin(), kind.values.end(), name) - kind.values.begin());
+}
+
+// Copies the input's rows of `kind` for `run` into OUT: a key OUT lacks is added, a conflict is
+// decided by input_wins, an identical row is kept. OUT's other rows are never touched.
+MergeCounts merge_rows(Db& out, Db& in, const RowKind& kind, const std::string& run,
+                       const InputWins& input_wins) {
+  std::vector<std::string> all = kind.key;
+  all.insert(all.end(), kind.values.begin(), kind.values.end());
+  const int nk = static_cast<int>(kind.key.size()), nv = static_cast<int>(kind.values.size());
+  const std::string table = kind.table;
+  Stmt sel = in.prepare("SELECT " + joined(all, "", ", ") + " FROM " + table +
+                        " WHERE run = ? ORDER BY " + kind.order);
+  sel.bind(1, run);
+  Stmt find = out.prepare("SELECT " + joined(kind.values, "", ", ") + " FROM " + table +
+                          " WHERE " + joined(kind.key, " = ?", " AND "));
+  Stmt insert = out.prepare("INSERT INTO " + table + "(" + joined(all, "", ", ") + ") VALUES (" +
+                            placeholders(all.size()) + ")");
+  Stmt update = out.prepare("UPDATE " + table + " SET " + joined(kind.values, " = ?", ", ") +
+                            " WHERE " + joined(kind.key, " = ?", " AND "));
+  MergeCounts counts;
+  while (sel.step()) {
+    for (int k = 0; k < nk; ++k) find.bind_column(k + 1, sel, k);
+    const bool exists = find.step();
+    bool identical = exists;
+    for (int v = 0; exists && v < nv; ++v) identical = identical && sel.same_value(nk + v, find, v);
+    const bool replace = exists && !identical && input_wins(sel, find);
+    find.reset();
+    if (!exists) {
+      for (int c = 0; c < nk + nv; ++c) insert.bind_column(c + 1, sel, c);
+      insert.run();
+      insert.reset();
+      ++counts.added;
+    } else if (replace) {
+      for (int v = 0; v < nv; ++v) update.bind_column(v + 1, sel, nk + v);
+      for (int k = 0; k < nk; ++k) update.bind_column(nv + k + 1, sel, k);
+      update.run();
+      update.reset();
+      ++counts.replaced;
+    } else {
+      ++counts.kept;
+    }
+  }
+  return counts;
+}
+
+void add(MergeCounts& total, const MergeCounts& c) {
+  total.added += c.added;
+  total.replaced += c.replaced;
+  total.kept += c.kept;
 }
 
 // finished > diverged > failed > interrupted > running > pending: the more final result wins.
@@ -60,13 +130,81 @@ bool input_wins(const std::string& in_status, const std::string& in_finished,
   return false;  // otherwise keep OUT's copy: merging twice changes nothing
 }
 
-// Copies every row of `sql` (run from `src`) into `dst_sql` (its placeholders in the same order).
-void copy_rows(Stmt& select, Stmt& insert) {
-  while (select.step()) {
-    for (int c = 0; c < select.columns(); ++c) insert.bind_column(c + 1, select, c);
-    insert.run();
-    insert.reset();
+// Each task's latest evaluation time for `run` (what decides whose samples of the task win).
+std::map<std::string, double> eval_times(Db& db, const std::string& run) {
+  Stmt s = db.prepare("SELECT task, max(time) FROM evals WHERE run = ? GROUP BY task");
+  s.bind(1, run);
+  std::map<std::string, double> times;
+  while (s.step()) times[s.text(0)] = s.real(1);
+  return times;
+}
+
+std::string run_upsert() {
+  std::vector<std::string> columns;
+  std::istringstream list(kRunColumns);
+  for (std::string c; std::getline(list, c, ',');) columns.push_back(c.substr(c.find_first_not_of(' ')));
+  std::string sql = std::string("INSERT INTO runs(") + kRunColumns + ") VALUES (" +
+                    placeholders(columns.size()) + ") ON CONFLICT(id) DO UPDATE SET ";
+  for (size_t i = 1; i < columns.size(); ++i) {  // every column but the id (the first)
+    sql += (i > 1 ? ", " : "") + columns[i] + " = excluded." + columns[i];
   }
+  return sql;
+}
+
+// The run row and its params, as one unit (the params are the flattened `runs.config`): the
+// input's copy is written when OUT lacks the run or the input's copy wins. Returns which happened.
+enum class RunOutcome { Added, Replaced, Kept };
+RunOutcome merge_run_row(Db& out, Db& in, Stmt& run) {
+  const std::string id = run.text(0);
+  Stmt existing = out.prepare("SELECT status, COALESCE(finished, '') FROM runs WHERE id = ?");
+  existing.bind(1, id);
+  const bool exists = existing.step();
+  if (exists && !input_wins(run.text(3), run.text(7), existing.text(0), existing.text(1))) {
+    return RunOutcome::Kept;
+  }
+  Stmt write = out.prepare(run_upsert());
+  for (int c = 0; c < run.columns(); ++c) write.bind_column(c + 1, run, c);
+  write.run();
+  out.prepare("DELETE FROM params WHERE run = ?").bind(1, id).run();
+  Stmt sel = in.prepare("SELECT run, key, value, type FROM params WHERE run = ? ORDER BY key");
+  sel.bind(1, id);
+  Stmt ins = out.prepare("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?)");
+  while (sel.step()) {
+    for (int c = 0; c < 4; ++c) ins.bind_column(c + 1, sel, c);
+    ins.run();
+    ins.reset();
+  }
+  return exists ? RunOutcome::Replaced : RunOutcome::Added;
+}
+
+// Merges one run: its row and params, then every per-run row kind under its own rule.
+void merge_run(Db& out, Db& in, Stmt& run, MergeSummary& summary) {
+  const std::string id = run.text(0);
+  const std::map<std::string, double> in_evals = eval_times(in, id), out_evals = eval_times(out, id);
+  const RunOutcome outcome = merge_run_row(out, in, run);
+  ++(outcome == RunOutcome::Added ? summary.runs.added
+     : outcome == RunOutcome::Replaced ? summary.runs.replaced : summary.runs.kept);
+  const bool run_won = outcome != RunOutcome::Kept;
+
+  const int nk_m = static_cast<int>(kMetrics.key.size()), m_time = value_at(kMetrics, "time");
+  add(summary.metrics, merge_rows(out, in, kMetrics, id, [&](const Stmt& i, const Stmt& o) {
+        return i.real(nk_m + m_time) > o.real(m_time);
+      }));
+  const int nk_e = static_cast<int>(kEvals.key.size());
+  const int e_time = value_at(kEvals, "time"), e_n = value_at(kEvals, "n");
+  add(summary.evals, merge_rows(out, in, kEvals, id, [&](const Stmt& i, const Stmt& o) {
+        if (i.real(nk_e + e_time) != o.real(e_time)) return i.real(nk_e + e_time) > o.real(e_time);
+        return i.integer(nk_e + e_n) > o.integer(e_n);
+      }));
+  add(summary.attn_stats,
+      merge_rows(out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; }));
+  auto time_of = [](const std::map<std::string, double>& times, const std::string& task) {
+    auto it = times.find(task);
+    return it == times.end() ? -std::numeric_limits<double>::infinity() : it->second;
+  };
+  add(summary.samples, merge_rows(out, in, kSamples, id, [&](const Stmt& i, const Stmt&) {
+        return time_of(in_evals, i.text(1)) > time_of(out_evals, i.text(1));
+      }));
 }
 
 void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summary) {
@@ -81,62 +219,26 @@ void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summ
         "INSERT INTO sweeps(name, file, created) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
         "file = CASE WHEN sweeps.file = '' THEN excluded.file ELSE sweeps.file END, "
         "created = min(sweeps.created, excluded.created)");
-    copy_rows(sel, ins);
-  }
-
-  // Runs: decide per run, then replace the loser's rows wholesale.
-  std::string upsert = std::string("INSERT INTO runs(") + kRunColumns + ") VALUES (" +
-                       placeholders(count_columns(kRunColumns)) + ") ON CONFLICT(id) DO UPDATE SET ";
-  {
-    std::string cols = kRunColumns;
-    bool first = true;
-    size_t start = 0;
-    while (start < cols.size()) {
-      size_t end = cols.find(',', start);
-      std::string c = cols.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      while (!c.empty() && c.front() == ' ') c.erase(0, 1);
-      if (c != "id") {
-        upsert += (first ? "" : ", ") + c + " = excluded." + c;
-        first = false;
-      }
-      if (end == std::string::npos) break;
-      start = end + 1;
+    while (sel.step()) {
+      for (int c = 0; c < 3; ++c) ins.bind_column(c + 1, sel, c);
+      ins.run();
+      ins.reset();
     }
   }
   Stmt runs = in.prepare(std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
-  Stmt existing = out.prepare("SELECT status, COALESCE(finished, '') FROM runs WHERE id = ?");
-  Stmt write_run = out.prepare(upsert);
-  while (runs.step()) {
-    std::string id = runs.text(0), status = runs.text(3), finished = runs.text(7);
-    existing.bind(1, id);
-    bool exists = existing.step();
-    bool take = !exists || input_wins(status, finished, existing.text(0), existing.text(1));
-    existing.reset();
-    if (!take) {
-      ++summary.runs_kept;
-      continue;
-    }
-    ++(exists ? summary.runs_replaced : summary.runs_added);
-    for (int c = 0; c < runs.columns(); ++c) write_run.bind_column(c + 1, runs, c);
-    write_run.run();
-    write_run.reset();
-    for (const ChildTable& t : kChildren) {
-      out.prepare(std::string("DELETE FROM ") + t.name + " WHERE run = ?").bind(1, id).run();
-      Stmt sel = in.prepare(std::string("SELECT ") + t.columns + " FROM " + t.name +
-                            " WHERE run = ? ORDER BY " + t.order);
-      sel.bind(1, id);
-      Stmt ins = out.prepare(std::string("INSERT INTO ") + t.name + "(" + t.columns + ") VALUES (" +
-                             placeholders(count_columns(t.columns)) + ")");
-      copy_rows(sel, ins);
-    }
-  }
+  while (runs.step()) merge_run(out, in, runs, summary);
 
-  // Memberships: the union.
+  // Memberships: the union (a membership has no value to replace).
   {
     Stmt sel = in.prepare("SELECT sweep, run, cell FROM sweep_runs ORDER BY sweep, run");
     Stmt ins = out.prepare("INSERT INTO sweep_runs(sweep, run, cell) VALUES (?, ?, ?) "
                            "ON CONFLICT(sweep, run) DO NOTHING");
-    copy_rows(sel, ins);
+    while (sel.step()) {
+      for (int c = 0; c < 3; ++c) ins.bind_column(c + 1, sel, c);
+      ins.run();
+      ins.reset();
+      ++(out.changes() > 0 ? summary.memberships.added : summary.memberships.kept);
+    }
   }
   tx.commit();
 }
@@ -150,6 +252,11 @@ MergeSummary merge_databases(const std::filesystem::path& out,
     if (std::filesystem::exists(out) && std::filesystem::equivalent(in, out)) {
       throw UsageError("results merge: input " + in.string() + " is the output itself");
     }
+  }
+  // Every input is checked before OUT is opened: a bad input fails before anything is written.
+  for (const auto& in : inputs) {
+    Db db(in, /*read_only=*/true);
+    require_current_schema(db);
   }
   Store store = Store::open(out);
   MergeSummary summary;

@@ -1,5 +1,6 @@
 #include "results/schema.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "core/common/error.h"
@@ -109,51 +110,109 @@ CREATE TABLE samples (
 
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> all = {
-      {1, "sweeps, runs, sweep_runs, params, metrics, evals, attn_stats, samples", kSchemaV1},
+      {1, "sweeps, runs, sweep_runs, params, metrics, evals, attn_stats, samples", kSchemaV1,
+       {"sweeps", "runs", "sweep_runs", "params", "metrics", "evals", "attn_stats", "samples"}},
   };
   return all;
 }
 
 int current_schema_version() { return migrations().back().version; }
 
-int schema_version(Db& db) {
+namespace {
+
+int user_version(Db& db) {
   Stmt s = db.prepare("PRAGMA user_version");
   s.step();
   return static_cast<int>(s.integer(0));
 }
 
-namespace {
-void refuse_newer(Db& db, int version) {
+std::set<std::string> table_names(Db& db) {
+  Stmt s = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  std::set<std::string> names;
+  while (s.step()) names.insert(s.text(0));
+  return names;
+}
+
+std::vector<std::string> ours() {
+  std::vector<std::string> all;
+  for (const Migration& m : migrations()) all.insert(all.end(), m.tables.begin(), m.tables.end());
+  return all;
+}
+
+[[noreturn]] void refuse_newer(Db& db, int version) {
   throw std::runtime_error(db.path().string() + " has results schema version " +
                            std::to_string(version) + ", newer than this attnbench knows (" +
                            std::to_string(current_schema_version()) +
                            "): use a newer attnbench to read it");
 }
+
+[[noreturn]] void refuse_foreign(Db& db, const std::set<std::string>& tables,
+                                 const std::vector<std::string>& missing) {
+  const std::vector<std::string> present(tables.begin(), tables.end());
+  const bool some_ours = missing.size() < ours().size();
+  throw InputError({db.path().string()},
+                   std::string(some_ours ? "not a complete attnbench results database"
+                                         : "not an attnbench results database") +
+                       ": it holds table(s) " + join(present) + " and lacks " + join(missing) +
+                       "; pass a results database, or a path that does not exist yet to create one");
+}
+
 }  // namespace
 
-void migrate(Db& db) {
-  if (schema_version(db) == current_schema_version()) return;  // the common case: no write lock
-  Transaction tx(db);
-  int version = schema_version(db);  // re-read under the lock: another process may have migrated
-  if (version > current_schema_version()) refuse_newer(db, version);
-  for (const Migration& m : migrations()) {
-    if (m.version <= version) continue;
-    db.exec(m.sql);
-    // user_version takes no bound parameter; the value is our own integer.
-    db.exec("PRAGMA user_version = " + std::to_string(m.version));
+SchemaState inspect_schema(Db& db) {
+  const int recorded = user_version(db);
+  const std::set<std::string> tables = table_names(db);
+  if (recorded > current_schema_version()) {
+    if (!tables.count("runs")) refuse_foreign(db, tables, {"runs"});
+    refuse_newer(db, recorded);
   }
+  // The highest version whose steps' tables are all present (a .dump restore keeps the tables).
+  int recognised = 0;
+  std::vector<std::string> missing;
+  for (const Migration& m : migrations()) {
+    for (const std::string& t : m.tables) {
+      if (!tables.count(t)) missing.push_back(t);
+    }
+    if (!missing.empty()) break;
+    recognised = m.version;
+  }
+  if (recorded > 0 && recognised < recorded) refuse_foreign(db, tables, missing);
+  if (recorded > 0) return {recorded, true};
+  if (tables.empty()) return {0, true};
+  if (recognised == 0) refuse_foreign(db, tables, missing);
+  return {recognised, false};
+}
+
+int schema_version(Db& db) { return inspect_schema(db).version; }
+
+void migrate(Db& db) {
+  SchemaState state = inspect_schema(db);
+  if (state.version == current_schema_version() && state.recorded) return;  // no write lock
+  Transaction tx(db);
+  state = inspect_schema(db);  // re-read under the lock: another process may have migrated
+  for (const Migration& m : migrations()) {
+    if (m.version > state.version) db.exec(m.sql);
+  }
+  // user_version takes no bound parameter; the value is our own integer. This also records the
+  // version of a database recognised by its tables.
+  db.exec("PRAGMA user_version = " + std::to_string(current_schema_version()));
   tx.commit();
 }
 
 void require_current_schema(Db& db) {
-  int version = schema_version(db);
-  if (version > current_schema_version()) refuse_newer(db, version);
+  const int version = inspect_schema(db).version;
+  if (version == 0) {
+    throw InputError({db.path().string()},
+                     "an empty database, not an attnbench results database (no tables): pass the "
+                     "results database (--db PATH or ATTNBENCH_DB)");
+  }
   if (version < current_schema_version()) {
     throw std::runtime_error(db.path().string() + " has results schema version " +
                              std::to_string(version) + " and needs version " +
                              std::to_string(current_schema_version()) +
-                             ": upgrade it in place with `attnbench results merge " +
-                             db.path().string() + "`");
+                             ": read-only commands cannot upgrade it; upgrade it in place with "
+                             "`attnbench results merge " + db.path().string() + "`");
   }
 }
 

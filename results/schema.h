@@ -2,6 +2,11 @@
 // PRAGMA user_version: 0 = empty file, N = migrations 1..N applied. A new schema version is one new
 // entry appended to the list in schema.cpp; entries are never edited once released, so that every
 // older database upgrades by replaying the steps it has not seen.
+//
+// user_version is in the file's header, which a `sqlite3 old.db .dump | sqlite3 new.db` restore
+// does not carry: a database with user_version 0 whose tables are all those of migrations 1..N is
+// recognised as version N (and stamped when it is next opened for writing). A file holding other
+// tables and not ours is not an attnbench database and is refused, never written into.
 #pragma once
 #include <string>
 #include <vector>
@@ -14,20 +19,29 @@ struct Migration {
   int version;            // user_version after this step
   std::string description;
   std::string sql;        // one or more statements
+  std::vector<std::string> tables;  // the tables this step creates: how it is recognised
 };
 
 const std::vector<Migration>& migrations();
 int current_schema_version();  // the last migration's version
 
-int schema_version(Db& db);  // PRAGMA user_version
+struct SchemaState {
+  int version = 0;       // 0 = an empty database (no tables at all)
+  bool recorded = true;  // false: recognised by its tables, user_version lost (a .dump restore)
+};
 
-// Applies every migration newer than the database's version, all in one IMMEDIATE transaction (two
-// processes opening a fresh file at once cannot both create it). Throws a runtime_error naming the
-// file and both versions when the database is newer than this code knows.
+// What the file holds. Throws InputError naming the file and its tables when it is not an
+// attnbench results database (another application's tables, or some of ours missing), and a
+// runtime_error naming both versions when it is newer than this code knows.
+SchemaState inspect_schema(Db& db);
+int schema_version(Db& db);  // inspect_schema(db).version
+
+// Applies every migration newer than the database's version and records the version, all in one
+// IMMEDIATE transaction (two processes opening a fresh file at once cannot both create it).
 void migrate(Db& db);
 
-// Throws unless the database is exactly at the current version (read-only connections cannot
-// migrate).
+// Throws unless the database is at the current version (read-only connections cannot migrate):
+// InputError for an empty file, a runtime_error saying how to upgrade an older one.
 void require_current_schema(Db& db);
 
 }  // namespace attnbench::results

@@ -68,7 +68,7 @@ Grid run_readonly_sql(const std::filesystem::path& path, const std::string& sql)
     if (!denied.empty()) {
       throw UsageError("results sql is read-only: " + denied + " is refused");
     }
-    throw UsageError(std::string("results sql: ") + sqlite3_errmsg(db.handle()));
+    throw UsageError("results sql on " + path.string() + ": " + sqlite3_errmsg(db.handle()));
   }
   Stmt stmt(db, raw);  // finalizes on every path below
   if (!raw) throw UsageError("results sql: no SQL statement given");
@@ -85,7 +85,9 @@ Grid run_readonly_sql(const std::filesystem::path& path, const std::string& sql)
   for (;;) {
     rc = sqlite3_step(raw);
     if (rc == SQLITE_DONE) break;
-    if (rc != SQLITE_ROW) throw UsageError(std::string("results sql: ") + sqlite3_errmsg(db.handle()));
+    if (rc != SQLITE_ROW) {
+      throw UsageError("results sql on " + path.string() + ": " + sqlite3_errmsg(db.handle()));
+    }
     std::vector<nlohmann::json> row;
     for (int c = 0; c < sqlite3_column_count(raw); ++c) row.push_back(column_json(raw, c));
     g.rows.push_back(std::move(row));

@@ -1,9 +1,14 @@
 // A thin RAII layer over the SQLite C API: a connection, prepared statements with bound parameters
 // (the only way user input ever reaches SQL), and an IMMEDIATE transaction guard.
+//
+// Every SQLite failure is restated with the file, the table the statement reads or writes, and
+// what to do ("database is locked" alone names neither). A file that is not an SQLite database is
+// an InputError (exit 2): the user gave the wrong path.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 struct sqlite3;
@@ -13,10 +18,25 @@ namespace attnbench::results {
 
 class Stmt;
 
+// A restated SQLite failure (a runtime failure, exit 1); code is SQLite's extended result code.
+class SqliteError : public std::runtime_error {
+ public:
+  SqliteError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+  int code() const { return code_; }
+  bool busy() const { return (code_ & 0xff) == 5; }  // SQLITE_BUSY
+
+ private:
+  int code_;
+};
+
 class Db {
  public:
-  // read_only: SQLITE_OPEN_READONLY and PRAGMA query_only; the file must exist. Otherwise the file
-  // is created when missing. Sets the busy timeout (30 s) and foreign keys on either way.
+  // read_only: SQLITE_OPEN_READONLY and PRAGMA query_only; the file must exist (UsageError
+  // otherwise; nothing is ever created). On read-only media (a folder where SQLite cannot create
+  // the WAL index, the -shm file) the file is opened immutable, which needs no lock and no -shm,
+  // provided no -wal file holds commits outside the main file. Otherwise the file is created when
+  // missing. Sets the busy timeout (30 s) and foreign keys on either way. Either way the file is
+  // read once here, so a path that is not an SQLite database fails at once (InputError).
   Db(const std::filesystem::path& path, bool read_only);
   Db(Db&&) noexcept;
   Db& operator=(Db&&) = delete;
@@ -29,9 +49,14 @@ class Db {
   const std::filesystem::path& path() const { return path_; }
   bool read_only() const { return read_only_; }
   sqlite3* handle() { return db_; }
-  [[noreturn]] void fail(const std::string& what) const;  // runtime_error with SQLite's message
+  // Throws the connection's last error restated (see the top of this file); `sql` is the statement
+  // that failed.
+  [[noreturn]] void fail(const std::string& sql) const;
 
  private:
+  void connect();
+  void open(int flags, const std::string& uri);
+  int probe();
   sqlite3* db_ = nullptr;
   std::filesystem::path path_;
   bool read_only_ = false;
@@ -72,6 +97,8 @@ class Stmt {
   int64_t integer(int c) const;
   double real(int c) const;
   std::optional<double> optional_real(int c) const;
+  // True when column c holds the same type and value as `other`'s column oc (NULL equals NULL).
+  bool same_value(int c, const Stmt& other, int oc) const;
   sqlite3_stmt* handle() { return stmt_; }
 
  private:

@@ -60,20 +60,23 @@ bool terminal(RunStatus s) {
 
 // Switching to WAL needs a moment of exclusive access; a second process creating the same file at
 // the same instant can get SQLITE_BUSY without the busy handler being consulted, so retry briefly.
+// Only that is retried: any other failure (a damaged file, a read-only folder) is reported at once.
 void enable_wal(Db& db) {
+  std::string mode;
   for (int attempt = 0;; ++attempt) {
     try {
       Stmt s = db.prepare("PRAGMA journal_mode = WAL");
       s.step();
-      if (s.text(0) != "wal") {
-        throw std::runtime_error(db.path().string() + ": cannot enable WAL mode (journal_mode " +
-                                 s.text(0) + "); is it on a network file system?");
-      }
-      return;
-    } catch (const std::runtime_error&) {
-      if (attempt >= 50) throw;
+      mode = s.text(0);
+      break;
+    } catch (const SqliteError& e) {
+      if (!e.busy() || attempt >= 50) throw;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+  }
+  if (mode != "wal") {
+    throw std::runtime_error(db.path().string() + ": cannot enable WAL mode (journal_mode " + mode +
+                             "); is it on a network file system?");
   }
 }
 
@@ -185,6 +188,7 @@ Store Store::open(const std::filesystem::path& db, bool read_only) {
   if (read_only) {
     require_current_schema(impl->db);
   } else {
+    inspect_schema(impl->db);  // refuses another application's database before anything is written
     enable_wal(impl->db);
     // WAL + synchronous NORMAL: a killed process never loses a committed transaction nor leaves a
     // partial one; only a power loss may drop the last few commits (still consistent).

@@ -3,7 +3,8 @@
 //
 // Guarantees:
 // - WAL mode, 30 s busy timeout, foreign keys on; the schema version lives in PRAGMA user_version
-//   and opening an older database upgrades it (results/schema.cpp); a newer one is refused.
+//   and opening an older database upgrades it (results/schema.cpp); a newer one is refused, and
+//   so is a file that is not an attnbench database (never written into).
 // - Every method that writes is ONE transaction: a process killed at any moment leaves either all
 //   or none of that write (e.g. all eval metrics of a task, a batch of training metrics, a status
 //   change with its timestamps).
@@ -133,7 +134,9 @@ class Store {
  public:
   // Opens (creating and migrating when read_only is false) the database at `db`; its parent folder
   // is created. read_only: SQLITE_OPEN_READONLY + PRAGMA query_only; the file must exist and have
-  // the current schema version.
+  // the current schema version, and nothing is ever created or written (it works on read-only
+  // media: results/sqlite.h). Either way, another application's database, a text file or an
+  // incomplete schema is an InputError naming the file.
   static Store open(const std::filesystem::path& db, bool read_only = false);
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;

@@ -3,7 +3,8 @@
 //   runs    one line per run;  show RUN: everything about one run;  curves RUN: a training curve
 //   merge   fold per-cell databases (Slurm array tasks) into one
 //   sql     one read-only SQL statement
-// Every query opens the database read-only; only merge writes (to its OUT).
+// Every query opens the database read-only (SQLITE_OPEN_READONLY: a missing path is an error, never
+// a new file, and a read-only folder is fine); only merge writes (to its OUT).
 #include <iostream>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "harness/cli/command.h"
 #include "results/merge.h"
 #include "results/query.h"
+#include "results/schema.h"
 #include "results/sql.h"
 #include "results/store.h"
 #include "results/table.h"
@@ -105,8 +107,17 @@ int run_curves(const Options& o) {
 int run_merge(const Options& o) {
   std::vector<std::filesystem::path> inputs(o.inputs.begin(), o.inputs.end());
   r::MergeSummary m = r::merge_databases(o.out, inputs);
-  fmt::print("merged {} database(s) into {}: {} runs added, {} replaced, {} kept\n", inputs.size(),
-             o.out, m.runs_added, m.runs_replaced, m.runs_kept);
+  if (inputs.empty()) {
+    fmt::print("{} is ready (results schema version {})\n", o.out, r::current_schema_version());
+    return 0;
+  }
+  // One line per row kind; every input row is counted once (results/merge.h).
+  fmt::print("merged {} database(s) into {}\n", inputs.size(), o.out);
+  for (const auto& [kind, c] : {std::pair{"runs", m.runs}, {"sweep memberships", m.memberships},
+                                {"metrics", m.metrics}, {"evals", m.evals},
+                                {"attention statistics", m.attn_stats}, {"samples", m.samples}}) {
+    fmt::print("  {}: {} added, {} replaced, {} kept\n", kind, c.added, c.replaced, c.kept);
+  }
   return 0;
 }
 
@@ -172,7 +183,8 @@ const RegisterCommand reg_curves("results", "curves", "A training curve of a run
 });
 
 const RegisterCommand reg_merge("results", "merge",
-                                "Merge databases (e.g. one per Slurm array task) into OUT; idempotent",
+                                "Merge databases (e.g. one per Slurm array task) into OUT: "
+                                "the union of their rows; idempotent",
                                 [](CLI::App& cmd) -> Action {
   auto o = std::make_shared<Options>();
   cmd.add_option("out", o->out, "Output database (created if missing)")->required();

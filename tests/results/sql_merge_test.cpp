@@ -105,9 +105,11 @@ CATCH_TEST_CASE("merge: per-cell databases fold into one, idempotently, finished
   }
   auto out = dir / "out.db";
   MergeSummary m = merge_databases(out, {a, b});
-  CATCH_CHECK(m.runs_added == 3);     // r1, r2 from a; r3 from b
-  CATCH_CHECK(m.runs_replaced == 1);  // r2: b's finished copy beats a's interrupted one
-  CATCH_CHECK(m.runs_kept == 1);      // r1: b's running copy loses to a's finished one
+  CATCH_CHECK(m.runs.added == 3);     // r1, r2 from a; r3 from b
+  CATCH_CHECK(m.runs.replaced == 1);  // r2: b's finished copy beats a's interrupted one
+  CATCH_CHECK(m.runs.kept == 1);      // r1: b's running copy loses to a's finished one
+  CATCH_CHECK(m.metrics.added == 2 + 2 + 1);  // a: r1 1-2, r2 1-2; b: r2 step 3
+  CATCH_CHECK(m.metrics.replaced == 2);       // r2 steps 1-2: b logged them later
   CATCH_CHECK(scalar(out, "SELECT count(*) FROM runs WHERE status = 'finished'") == 3);
   CATCH_CHECK(scalar(out, "SELECT count(*) FROM metrics WHERE run = 'r2'") == 3);  // b's only
   CATCH_CHECK(scalar(out, "SELECT count(*) FROM metrics WHERE run = 'r2' AND value > 5") == 0);
@@ -119,8 +121,11 @@ CATCH_TEST_CASE("merge: per-cell databases fold into one, idempotently, finished
 
   std::string first = dump(out);
   MergeSummary again = merge_databases(out, {a, b});  // idempotent
-  CATCH_CHECK(again.runs_added == 0);
-  CATCH_CHECK(again.runs_replaced == 0);
+  CATCH_CHECK(again.runs.added == 0);
+  CATCH_CHECK(again.runs.replaced == 0);
+  CATCH_CHECK(again.metrics.added + again.metrics.replaced + again.evals.added +
+                  again.evals.replaced + again.memberships.added == 0);
+  CATCH_CHECK(again.evals.kept == 2);
   CATCH_CHECK(dump(out) == first);
 
   auto reversed = dir / "reversed.db";  // the other order gives the same result

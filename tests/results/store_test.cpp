@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "core/common/error.h"
@@ -61,15 +62,14 @@ CATCH_TEST_CASE("a new database gets the current schema, WAL and its tables") {
   }
 }
 
-CATCH_TEST_CASE("an empty version-0 file is migrated and a newer schema is refused clearly") {
+CATCH_TEST_CASE("an empty file is migrated and a newer schema is refused clearly") {
   TempDir dir;
   auto path = dir / "r.db";
-  { Db raw(path, false); raw.exec("CREATE TABLE unrelated(x)"); }  // user_version 0
+  { std::ofstream touch(path); }  // 0 bytes: SQLite's empty database, nothing to lose
   { Store s = Store::open(path); }
   {
     Db db(path, false);
     CATCH_CHECK(schema_version(db) == current_schema_version());
-    CATCH_CHECK(count(db, "SELECT count(*) FROM unrelated") == 0);  // left alone
     db.exec("PRAGMA user_version = " + std::to_string(current_schema_version() + 1));
   }
   CATCH_REQUIRE_THROWS_WITH(Store::open(path), Catch::Matchers::Contains("newer than this attnbench"));

@@ -108,8 +108,12 @@ expect_error "one statement at a time" "$ATTNBENCH" results sql "SELECT 1; DELET
 expect_line "3" "$tmp/n.csv"
 
 # merge: idempotent.
-"$ATTNBENCH" results merge "$tmp/m.db" "$db" | grep -qF "4 runs added" || fail "first merge"
-"$ATTNBENCH" results merge "$tmp/m.db" "$db" | grep -qF "0 runs added, 0 replaced, 4 kept" || fail "second merge"
+"$ATTNBENCH" results merge "$tmp/m.db" "$db" > "$tmp/merge1"
+expect_line "  runs: 4 added, 0 replaced, 0 kept" "$tmp/merge1"
+expect_line "  evals: 6 added, 0 replaced, 0 kept" "$tmp/merge1"
+"$ATTNBENCH" results merge "$tmp/m.db" "$db" > "$tmp/merge2"
+expect_line "  runs: 0 added, 0 replaced, 4 kept" "$tmp/merge2"
+expect_line "  evals: 0 added, 0 replaced, 6 kept" "$tmp/merge2"
 "$ATTNBENCH" results sql "SELECT count(*) FROM evals" --db "$tmp/m.db" --format csv > "$tmp/n.csv"
 expect_line "6" "$tmp/n.csv"
 expect_error "is the output itself" "$ATTNBENCH" results merge "$tmp/m.db" "$tmp/m.db"
