@@ -55,27 +55,38 @@ void load_archive(torch::serialize::InputArchive& archive, const fs::path& path,
 }
 
 void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path.string());
+  CheckedFile out(path);
+  out.write(text.data(), text.size());
+  out.finish();
 }
 
-}  // namespace
+// A torch archive is streamed through CheckedFile rather than written by torch to a path: torch
+// reports a failed write as a c10::Error in the middle of the archive, without the file or errno;
+// this way every byte goes through checked writes and finish() names both.
+void write_archive(const fs::path& path, torch::serialize::OutputArchive& archive) {
+  CheckedFile out(path);
+  archive.save_to([&out](const void* data, size_t n) { return out.write(data, n); });
+  out.finish();
+}
 
-void save_checkpoint(const fs::path& run_dir, const config::RunConfig& cfg,
-                     model::DecoderLMImpl& model, torch::optim::Optimizer& optimizer,
-                     const TrainState& state) {
-  fs::path dir = stage_checkpoint(run_dir);
+// What went wrong, without the C++ backtrace a c10::Error carries in what().
+std::string cause_of(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) return c10->what_without_backtrace();
+  return e.what();
+}
+
+void write_checkpoint_files(const fs::path& dir, const config::RunConfig& cfg,
+                            model::DecoderLMImpl& model, torch::optim::Optimizer& optimizer,
+                            const TrainState& state) {
   {
     torch::serialize::OutputArchive archive;
     model.save(archive);
-    archive.save_to((dir / "model.pt").string());
+    write_archive(dir / "model.pt", archive);
   }
   {
     torch::serialize::OutputArchive archive;
     optimizer.save(archive);
-    archive.save_to((dir / "optimizer.pt").string());
+    write_archive(dir / "optimizer.pt", archive);
   }
   {
     torch::serialize::OutputArchive archive;
@@ -87,7 +98,7 @@ void save_checkpoint(const fs::path& run_dir, const config::RunConfig& cfg,
       archive.write("cuda_generator",
                     generator_state(at::globalContext().defaultGenerator(device)));
     }
-    archive.save_to((dir / "rng.pt").string());
+    write_archive(dir / "rng.pt", archive);
   }
   json s = {{"step", state.step},
             {"data_cursor", state.data_cursor},
@@ -98,7 +109,33 @@ void save_checkpoint(const fs::path& run_dir, const config::RunConfig& cfg,
   write_text(dir / "state.json", s.dump(2) + "\n");
   write_text(dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   write_manifest(dir, state.step);
-  publish_checkpoint(run_dir, dir);
+}
+
+}  // namespace
+
+void save_checkpoint(const fs::path& run_dir, const config::RunConfig& cfg,
+                     model::DecoderLMImpl& model, torch::optim::Optimizer& optimizer,
+                     const TrainState& state) {
+  // Any failure (a full disk: ENOSPC on a write or fsync) leaves the run as it was before this
+  // call: the staging folder is removed and the previous checkpoint, untouched until
+  // publish_checkpoint, is what a rerun resumes from. A runtime error (exit 1), not a usage error.
+  fs::path dir;
+  try {
+    dir = stage_checkpoint(run_dir);
+    write_checkpoint_files(dir, cfg, model, optimizer, state);
+    publish_checkpoint(run_dir, dir);
+  } catch (const std::exception& e) {
+    std::error_code ignored;
+    if (!dir.empty()) fs::remove_all(dir, ignored);
+    const auto previous = find_checkpoint(run_dir);
+    throw std::runtime_error(
+        "cannot write the checkpoint of step " + std::to_string(state.step) + " in " +
+        run_dir.string() + ": " + cause_of(e) + ". " +
+        (previous ? "The previous checkpoint " + previous->string() + " is intact: free space and "
+                    "run the same command to resume from it"
+                  : std::string("No checkpoint was written yet: free space and run the same "
+                                "command to start again")));
+  }
 }
 
 config::RunConfig read_checkpoint_config(const fs::path& dir) {

@@ -48,24 +48,61 @@ std::string file_checksum(const fs::path& path) {
 }  // namespace
 
 void sync_path(const fs::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw std::runtime_error("fsync " + path.string() + ": " + std::strerror(errno));
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error("fsync " + path.string() + ": " + std::strerror(err));
+  }
+  if (::close(fd) != 0) throw std::runtime_error("close " + path.string() + ": " + std::strerror(errno));
+}
+
+CheckedFile::CheckedFile(fs::path path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("open");
+}
+
+CheckedFile::~CheckedFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void CheckedFile::fail(const char* call) noexcept {
+  if (error_.empty()) error_ = std::string(call) + ": " + std::strerror(errno);
+}
+
+size_t CheckedFile::write(const void* data, size_t n) noexcept {
+  const auto* p = static_cast<const char*>(data);
+  for (size_t left = n; error_.empty() && left > 0;) {
+    const ssize_t w = ::write(fd_, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) fail("write");
+    if (w > 0) p += w, left -= static_cast<size_t>(w);
+  }
+  return n;
+}
+
+void CheckedFile::finish() {
+  if (fd_ >= 0 && error_.empty() && ::fsync(fd_) != 0) fail("fsync");
+  // close() reports write-back errors of some filesystems (NFS, quotas) that write() did not.
+  if (fd_ >= 0 && ::close(fd_) != 0) fail("close");
+  fd_ = -1;
+  if (!error_.empty()) throw std::runtime_error("cannot write " + path_.string() + " (" + error_ + ")");
 }
 
 void write_file_atomic(const fs::path& path, const std::string& text) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  try {
+    CheckedFile out(tmp);
+    out.write(text.data(), text.size());
+    out.finish();
+    fs::rename(tmp, path);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw;
   }
-  sync_path(tmp);
-  fs::rename(tmp, path);
   sync_path(path.parent_path().empty() ? fs::path(".") : path.parent_path());
 }
 
@@ -107,14 +144,27 @@ void verify_checkpoint(const fs::path& dir) {
   } catch (const nlohmann::json::exception& e) {
     corrupt(dir, std::string(kManifest) + " is not valid JSON (" + e.what() + ")");
   }
-  if (m.value("format", "") != kFormat || !m.contains("files") || !m["files"].is_object()) {
+  // Every value's type is checked before it is read: a manifest of the wrong shape is corrupt like
+  // any other, never a raw nlohmann::json error, and a float where a size belongs is never cast.
+  if (!m.is_object() || !m.contains("format") || m.at("format") != kFormat ||
+      !m.contains("files") || !m.at("files").is_object()) {
     corrupt(dir, std::string(kManifest) + " is not an attnbench checkpoint manifest");
   }
-  if (m.value("version", 0) != kFormatVersion) {
-    corrupt(dir, "manifest version " + m["version"].dump() + ", this attnbench reads version " +
+  const nlohmann::json version = m.value("version", nlohmann::json());
+  if (!version.is_number_integer() || version.get<int64_t>() != kFormatVersion) {
+    corrupt(dir, "manifest version " + version.dump() + ", this attnbench reads version " +
                      std::to_string(kFormatVersion));
   }
-  for (auto& [name, info] : m["files"].items()) {
+  for (auto& [name, info] : m.at("files").items()) {
+    // Only files of this folder: a path would check (and trust) a file elsewhere.
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+      corrupt(dir, std::string(kManifest) + " lists '" + name + "', which is not a file name");
+    }
+    if (!info.is_object() || !info.contains("bytes") || !info.at("bytes").is_number_unsigned() ||
+        !info.contains("xxh3_64") || !info.at("xxh3_64").is_string()) {
+      corrupt(dir, std::string(kManifest) + " entry " + name +
+                       " needs \"bytes\" (a size) and \"xxh3_64\" (a checksum)");
+    }
     fs::path p = dir / name;
     if (!fs::is_regular_file(p)) corrupt(dir, name + " is missing");
     auto bytes = info.at("bytes").get<uintmax_t>();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 namespace attnbench::model {
 
@@ -31,7 +32,32 @@ void verify_checkpoint(const std::filesystem::path& dir);
 // checkpoint, then removes checkpoint.prev.
 void publish_checkpoint(const std::filesystem::path& run_dir, const std::filesystem::path& staged);
 
-// Writes `text` to `path` through a temporary file in the same folder, fsync and rename.
+// A file written for a checkpoint, where a full disk must be a clean error (docs/training.md,
+// "Faults"): every write, the fsync and the close are checked, and the first failure is kept and
+// thrown by finish() as a runtime error naming the file and the cause (e.g. "No space left on
+// device"). write() never fails itself, so a writer that cannot handle errors mid-way (a torch
+// archive) is fed to the end and the failure reported after it.
+class CheckedFile {
+ public:
+  explicit CheckedFile(std::filesystem::path path);  // created, or truncated
+  ~CheckedFile();
+  CheckedFile(const CheckedFile&) = delete;
+  CheckedFile& operator=(const CheckedFile&) = delete;
+
+  // Appends `n` bytes (nothing more once a write has failed); returns n.
+  size_t write(const void* data, size_t n) noexcept;
+  // fsync and close; throws std::runtime_error for the first failure of any call on this file.
+  void finish();
+
+ private:
+  void fail(const char* call) noexcept;
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::string error_;  // the first failure: "write: No space left on device"
+};
+
+// Writes `text` to `path` through a temporary file in the same folder, fsync and rename. On failure
+// the temporary file is removed and `path` is as it was.
 void write_file_atomic(const std::filesystem::path& path, const std::string& text);
 
 // Flushes a file or folder to disk (fsync).

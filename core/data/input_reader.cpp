@@ -1,11 +1,13 @@
 #include "core/data/input_reader.h"
 
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
 #include <cstring>
 
 #include "core/common/error.h"
+#include "core/data/regular_file.h"
 
 namespace attnbench::data {
 
@@ -52,8 +54,12 @@ struct ByteStream::Codec {
 
 ByteStream::ByteStream(const fs::path& path, Compression compression)
     : path_(path), compression_(compression), raw_(kRawChunk), codec_(std::make_unique<Codec>()) {
-  file_ = std::fopen(path.c_str(), "rb");
-  if (!file_) throw UsageError("cannot open input " + path.string() + ": " + std::strerror(errno));
+  const int fd = open_regular_file(path, "input");
+  file_ = ::fdopen(fd, "rb");
+  if (!file_) {
+    ::close(fd);
+    throw std::runtime_error("cannot read input " + path.string() + ": " + std::strerror(errno));
+  }
   if (compression == Compression::kGzip) {
     // 15 + 32: a zlib or gzip header, detected automatically.
     if (inflateInit2(&codec_->z, 15 + 32) != Z_OK) throw std::runtime_error("zlib init failed");

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <future>
@@ -28,6 +30,45 @@ namespace {
 
 constexpr size_t kBatchBytes = 8 << 20, kBatchDocs = 4096;
 constexpr size_t kSkippedExamples = 10;
+
+// Ctrl-C or SIGTERM while preparing (docs/data.md, "Output"): the handler only records the signal;
+// the reader notices it at its next document and throws Interrupted, the temporary folder is
+// removed as the stack unwinds, and prepare_shards then ends the process by the same signal.
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void on_prepare_stop_signal(int sig) {
+  g_stop_signal.store(sig);
+  std::signal(sig, SIG_DFL);  // a second signal ends the process at once
+}
+
+struct Interrupted {
+  int signal;
+};
+
+void throw_if_interrupted() {
+  if (int sig = g_stop_signal.load()) throw Interrupted{sig};
+}
+
+// Installs the handler for SIGINT and SIGTERM for one run and puts the previous ones back.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal.store(0);
+    previous_int_ = std::signal(SIGINT, on_prepare_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_prepare_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
 
 // One document as read: raw text (.txt) or a JSONL line still to parse, with its origin.
 struct Record {
@@ -65,6 +106,10 @@ Encoded parse_and_encode(const Record& r, const std::string& file, const std::st
       if (size_t colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
       where.column = static_cast<int>(ex.byte);
       e.error.emplace(where, "invalid JSON (" + what + "); expected one JSON object per line");
+      return e;
+    } catch (const nlohmann::json::exception& ex) {  // a number too large for a double: no position
+      e.error.emplace(where, std::string("invalid JSON (") + ex.what() +
+                                 "); expected one JSON object per line");
       return e;
     }
     if (!j.is_object()) {
@@ -278,8 +323,7 @@ class EncodePipeline {
   void read_text(size_t src, const InputKind& kind) {
     ByteStream stream(o_.inputs[src], kind.compression);
     Record r{src, 1, false, {}};
-    while (stream.read(r.raw, 1 << 20)) {
-    }
+    while (stream.read(r.raw, 1 << 20)) throw_if_interrupted();
     add(std::move(r), stream.consumed());
   }
 
@@ -295,6 +339,7 @@ class EncodePipeline {
   }
 
   void add(Record r, uint64_t consumed) {
+    throw_if_interrupted();
     batch_bytes_ += r.raw.size();
     batch_.push_back(std::move(r));
     if (batch_.size() >= kBatchDocs || batch_bytes_ >= kBatchBytes) {
@@ -426,6 +471,13 @@ nlohmann::json manifest_json(const PrepareOptions& o, const PrepareSummary& s,
       {"shards", shards}};
 }
 
+void write_manifest(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();  // a full disk may only show when the last buffer is written, here
+  if (!out) throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
+}
+
 // Into place: an existing output folder (empty, or replaced under --force) is swapped out.
 void move_into_place(TempDir& tmp, const fs::path& out) {
   if (fs::exists(out)) {
@@ -439,9 +491,7 @@ void move_into_place(TempDir& tmp, const fs::path& out) {
   tmp.keep = true;
 }
 
-}  // namespace
-
-PrepareSummary prepare_shards(const PrepareOptions& o) {
+PrepareSummary prepare_into_place(const PrepareOptions& o) {
   validate(o);
   const auto t0 = Clock::now();
   const Tokenizer tok = Tokenizer::load(o.tokenizer_dir);
@@ -469,13 +519,33 @@ PrepareSummary prepare_shards(const PrepareOptions& o) {
   check_splits(s, o);
 
   nlohmann::json manifest = manifest_json(o, s, pipeline.per_source(), tok, tmp.path);
-  std::ofstream(tmp.path / "manifest.json") << manifest.dump(2) << "\n";
+  write_manifest(tmp.path / "manifest.json", manifest.dump(2) + "\n");
+  throw_if_interrupted();  // the last moment a stop leaves no output: after it, the run completes
   move_into_place(tmp, out);
 
   s.bytes = bytes_total;
   s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   pipeline.report_finished(bytes_total);
   return s;
+}
+
+}  // namespace
+
+PrepareSummary prepare_shards(const PrepareOptions& o) {
+  int stopped_by = 0;
+  {
+    StopSignals signals;
+    try {
+      return prepare_into_place(o);
+    } catch (const Interrupted& i) {
+      stopped_by = i.signal;  // the temporary folder is gone by now
+    }
+  }
+  // Ended by the signal itself (default action), the shell reports 130 or 143 as for any tool.
+  std::signal(stopped_by, SIG_DFL);
+  std::raise(stopped_by);
+  // Reached only where the signal is blocked in this thread.
+  throw std::runtime_error("data prepare: interrupted by signal " + std::to_string(stopped_by));
 }
 
 }  // namespace attnbench::data

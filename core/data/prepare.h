@@ -52,7 +52,9 @@ struct PrepareSummary {
 };
 
 // Validates every option and input before reading any text (UsageError), then prepares the shards.
-// A malformed JSONL line throws InputError "file:line:col: ..." unless skip_bad.
+// A malformed JSONL line throws InputError "file:line:col: ..." unless skip_bad. While it runs,
+// SIGINT and SIGTERM stop it at the next document: the temporary folder is removed and the
+// process ends by that signal (the previous handlers are restored when it returns).
 PrepareSummary prepare_shards(const PrepareOptions& options);
 
 }  // namespace attnbench::data

@@ -2,42 +2,86 @@
 
 #include <fcntl.h>
 #include <glob.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "core/common/error.h"
+#include "core/data/regular_file.h"
 
 namespace attnbench::data {
 
 namespace fs = std::filesystem;
 
-ShardReader::ShardReader(const fs::path& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw UsageError("cannot open shard " + path.string() + ": " + std::strerror(errno));
-  struct stat st {};
-  ::fstat(fd, &st);
-  map_size_ = static_cast<size_t>(st.st_size);
-  if (map_size_ < kShardHeaderBytes) {
-    ::close(fd);
-    throw UsageError(path.string() + ": " + std::to_string(map_size_) +
-                     " bytes, too small for an llm.c shard (header alone is 1024 bytes)");
+namespace {
+
+int64_t mtime_ns(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+// Reads exactly `n` bytes at `offset`; false when the file ends first.
+bool pread_all(int fd, void* dst, size_t n, int64_t offset, const fs::path& path) {
+  auto* p = static_cast<uint8_t*>(dst);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      throw std::runtime_error("cannot read shard " + path.string() + ": " + std::strerror(errno));
+    }
+    if (got == 0) return false;
+    p += got, n -= static_cast<size_t>(got), offset += got;
   }
-  void* m = ::mmap(nullptr, map_size_, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (m == MAP_FAILED) throw UsageError("cannot map shard " + path.string());
-  map_ = static_cast<const uint8_t*>(m);
-  int32_t header[3];
-  std::memcpy(header, map_, sizeof(header));
-  auto fail = [&](const std::string& what) {
-    ::munmap(const_cast<uint8_t*>(map_), map_size_);
-    map_ = nullptr;
-    throw UsageError(path.string() + ": " + what);
-  };
+  return true;
+}
+
+// Token `i` of raw little-endian tokens of `width` bytes (2: uint16, 4: uint32).
+uint32_t token_at(const uint8_t* raw, int64_t i, size_t width) {
+  if (width == 2) {
+    uint16_t t;
+    std::memcpy(&t, raw + 2 * i, 2);
+    return t;
+  }
+  uint32_t t;
+  std::memcpy(&t, raw + 4 * i, 4);
+  return t;
+}
+
+std::string changed_message(const fs::path& path, const std::string& what) {
+  return path.string() + ": the shard " + what + " since this process opened it; shards must not " +
+         "change while a run reads them. Restore the file and run the same command again (training " +
+         "resumes from its last checkpoint)";
+}
+
+}  // namespace
+
+ShardReader::ShardReader(const fs::path& path)
+    : path_(path), fd_(open_regular_file(path, "shard")) {
+  try {
+    validate_header();
+  } catch (...) {
+    ::close(fd_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
+}
+
+void ShardReader::validate_header() {
+  auto fail = [&](const std::string& what) { throw UsageError(path_.string() + ": " + what); };
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) fail(std::string("cannot stat: ") + std::strerror(errno));
+  bytes_ = static_cast<int64_t>(st.st_size);
+  mtime_ns_ = mtime_ns(st);
+  int32_t header[3] = {0, 0, 0};
+  if (bytes_ < static_cast<int64_t>(kShardHeaderBytes) ||
+      !pread_all(fd_, header, sizeof(header), 0, path_)) {
+    fail(std::to_string(bytes_) +
+         " bytes, too small for an llm.c shard (header alone is 1024 bytes)");
+  }
   if (header[0] != kShardMagic) {
     fail("bad magic " + std::to_string(header[0]) + " (expected " + std::to_string(kShardMagic) +
          ": not an llm.c token shard)");
@@ -48,24 +92,40 @@ ShardReader::ShardReader(const fs::path& path) : path_(path) {
   }
   version_ = header[1];
   count_ = header[2];
-  size_t width = version_ == 1 ? 2 : 4;
-  size_t expected = kShardHeaderBytes + static_cast<size_t>(count_) * width;
-  if (count_ < 0 || expected != map_size_) {
-    fail("file is " + std::to_string(map_size_) + " bytes but its header promises " +
+  const int64_t width = version_ == 1 ? 2 : 4;
+  const int64_t expected = static_cast<int64_t>(kShardHeaderBytes) + count_ * width;
+  if (count_ < 0 || expected != bytes_) {
+    fail("file is " + std::to_string(bytes_) + " bytes but its header promises " +
          std::to_string(count_) + " tokens of " + std::to_string(width) + " bytes (" +
          std::to_string(expected) + " bytes): truncated or corrupt");
   }
-  tokens_ = map_ + kShardHeaderBytes;
 }
 
 ShardReader::ShardReader(ShardReader&& o) noexcept
-    : path_(std::move(o.path_)), version_(o.version_), count_(o.count_), map_(o.map_),
-      map_size_(o.map_size_), tokens_(o.tokens_) {
-  o.map_ = nullptr;
+    : path_(std::move(o.path_)), fd_(o.fd_), version_(o.version_), count_(o.count_),
+      bytes_(o.bytes_), mtime_ns_(o.mtime_ns_), scanned_(o.scanned_), checksum_(o.checksum_) {
+  o.fd_ = -1;
 }
 
 ShardReader::~ShardReader() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), map_size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ShardReader::check_unchanged() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    throw std::runtime_error("cannot stat shard " + path_.string() + ": " + std::strerror(errno));
+  }
+  if (static_cast<int64_t>(st.st_size) != bytes_) {
+    throw ShardChanged(changed_message(path_, (st.st_size < bytes_ ? "shrank from " : "grew from ") +
+                                                  std::to_string(bytes_) + " to " +
+                                                  std::to_string(st.st_size) + " bytes"));
+  }
+  if (mtime_ns(st) == mtime_ns_) return;
+  if (!scanned_ || checksum_file() != checksum_) {
+    throw ShardChanged(changed_message(path_, "was modified"));
+  }
+  mtime_ns_ = mtime_ns(st);  // same bytes: only the time moved
 }
 
 void ShardReader::read(int64_t offset, int64_t n, int64_t* out) const {
@@ -74,7 +134,48 @@ void ShardReader::read(int64_t offset, int64_t n, int64_t* out) const {
                             std::to_string(offset + n) + ") past the end (" +
                             std::to_string(count_) + " tokens)");
   }
-  for (int64_t i = 0; i < n; ++i) out[i] = (*this)[offset + i];
+  check_unchanged();
+  const size_t width = version_ == 1 ? 2 : 4;
+  // The raw tokens land in the front of `out` and are widened in place, last one first: token i's
+  // raw bytes [width * i, width * i + width) are loaded before out[i] (bytes [8i, 8i + 8)) is
+  // written, and out[i] never reaches the raw bytes of a token before i. No buffer, no copy.
+  auto* raw = reinterpret_cast<uint8_t*>(out);
+  const int64_t at = static_cast<int64_t>(kShardHeaderBytes) + offset * static_cast<int64_t>(width);
+  if (!pread_all(fd_, raw, static_cast<size_t>(n) * width, at, path_)) {
+    throw ShardChanged(changed_message(path_, "shrank"));
+  }
+  for (int64_t i = n - 1; i >= 0; --i) out[i] = token_at(raw, i, width);
+}
+
+uint64_t ShardReader::checksum_file(uint32_t* max_token) const {
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                   XXH3_freeState);
+  XXH3_64bits_reset(state.get());
+  const size_t width = version_ == 1 ? 2 : 4;
+  // 1 MiB chunks: a multiple of both token widths, as is the header, so no token spans two chunks.
+  std::vector<uint8_t> buf(1 << 20);
+  for (int64_t at = 0; at < bytes_;) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(bytes_ - at, 1 << 20));
+    if (!pread_all(fd_, buf.data(), n, at, path_)) throw ShardChanged(changed_message(path_, "shrank"));
+    XXH3_64bits_update(state.get(), buf.data(), n);
+    const size_t header = at < static_cast<int64_t>(kShardHeaderBytes)
+                              ? std::min(n, kShardHeaderBytes - static_cast<size_t>(at))
+                              : 0;
+    const int64_t tokens = static_cast<int64_t>((n - header) / width);
+    for (int64_t i = 0; max_token && i < tokens; ++i) {
+      *max_token = std::max(*max_token, token_at(buf.data() + header, i, width));
+    }
+    at += static_cast<int64_t>(n);
+  }
+  return XXH3_64bits_digest(state.get());
+}
+
+uint32_t ShardReader::scan() {
+  check_unchanged();
+  uint32_t max_token = 0;
+  checksum_ = checksum_file(&max_token);
+  scanned_ = true;
+  return max_token;
 }
 
 void write_shard(const fs::path& path, const std::vector<uint32_t>& tokens, int version) {
@@ -89,18 +190,23 @@ void write_shard(const fs::path& path, const std::vector<uint32_t>& tokens, int 
   header[2] = static_cast<int32_t>(tokens.size());
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error("cannot write " + tmp.string());
-    f.write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
-    if (version == 1) {
-      std::vector<uint16_t> narrow(tokens.begin(), tokens.end());
-      f.write(reinterpret_cast<const char*>(narrow.data()), narrow.size() * 2);
-    } else {
-      f.write(reinterpret_cast<const char*>(tokens.data()), tokens.size() * 4);
-    }
-    f.flush();
-    if (!f) throw std::runtime_error("write failed: " + tmp.string());
+  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
+  f.write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
+  if (version == 1) {
+    std::vector<uint16_t> narrow(tokens.begin(), tokens.end());
+    f.write(reinterpret_cast<const char*>(narrow.data()),
+            static_cast<std::streamsize>(narrow.size() * 2));
+  } else {
+    f.write(reinterpret_cast<const char*>(tokens.data()),
+            static_cast<std::streamsize>(tokens.size() * 4));
+  }
+  f.close();  // a full disk may only show when the last buffer is written, here
+  if (!f) {
+    const int err = errno;
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw std::runtime_error("cannot write shard " + tmp.string() + ": " + std::strerror(err));
   }
   fs::rename(tmp, path);
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <queue>
@@ -17,6 +16,7 @@
 #include "core/data/byte_unicode.h"
 #include "core/data/pretokenizer.h"
 #include "core/data/rank_table.h"
+#include "core/data/regular_file.h"
 #include "core/data/utf8.h"
 
 namespace attnbench::data {
@@ -26,15 +26,12 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) {
-    throw UsageError("cannot read " + p.string() +
-                     " (expected the GPT-2 tokenizer files encoder.json and vocab.bpe in " +
-                     p.parent_path().string() + ")");
+  try {
+    return read_regular_file(p, "tokenizer file");
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " (expected the GPT-2 tokenizer files encoder.json " +
+                     "and vocab.bpe in " + p.parent_path().string() + ")");
   }
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 // Pieces that are not one vocabulary entry, memoised: natural text repeats its words. Sharded

@@ -1,6 +1,5 @@
 #include "harness/train/preflight.h"
 
-#include <algorithm>
 #include <string>
 
 #include "core/common/error.h"
@@ -9,20 +8,30 @@
 namespace attnbench::train {
 namespace {
 
+// Opens one shard (validating magic, version and size), naming the config key in any error: a
+// glob or folder may hold files the user never named.
+data::ShardReader open_shard(const std::string& key, const std::string& spec,
+                             const std::filesystem::path& path) {
+  try {
+    return data::ShardReader(path);
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " (" + key + " = \"" + spec + "\")");
+  }
+}
+
 std::vector<data::ShardReader> open_shards(const std::string& key, const std::string& spec,
                                            const config::RunConfig& cfg) {
   std::vector<data::ShardReader> shards;
   const int64_t window = cfg.model.context_length + 1;
   for (const auto& path : data::resolve_shards(spec)) {
-    data::ShardReader shard(path);  // validates magic, version and size
+    data::ShardReader shard = open_shard(key, spec, path);
     if (shard.size() < window) {
       throw UsageError(path.string() + ": " + std::to_string(shard.size()) +
                        " tokens, fewer than one window of model.context_length + 1 = " +
                        std::to_string(window) + " (" + key + " = \"" + spec + "\")");
     }
     // An id outside the vocabulary would index past the embedding (or into its padding) mid-run.
-    uint32_t max_token = 0;
-    for (int64_t i = 0; i < shard.size(); ++i) max_token = std::max(max_token, shard[i]);
+    const uint32_t max_token = shard.scan();  // also records the checksum reads fall back on
     if (max_token >= static_cast<uint64_t>(cfg.model.vocab_size)) {
       throw UsageError(path.string() + ": token id " + std::to_string(max_token) +
                        " is outside the vocabulary (model.vocab_size = " +

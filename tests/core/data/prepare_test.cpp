@@ -77,9 +77,9 @@ std::string joined(const std::vector<std::string>& lines) {
 
 std::vector<uint32_t> read_shard(const fs::path& p) {
   attnbench::data::ShardReader r(p);
-  std::vector<uint32_t> out(static_cast<size_t>(r.size()));
-  for (int64_t i = 0; i < r.size(); ++i) out[static_cast<size_t>(i)] = r[i];
-  return out;
+  std::vector<int64_t> wide(static_cast<size_t>(r.size()));
+  r.read(0, r.size(), wide.data());
+  return std::vector<uint32_t>(wide.begin(), wide.end());
 }
 
 attnbench::data::PrepareOptions options(const fs::path& root, const fs::path& out) {

@@ -1,0 +1,113 @@
+// The checkpoint writer under write failures (docs/training.md, "Faults while training"): every
+// write, fsync and close is checked, a failed save leaves the previous checkpoint as it was and no
+// staging folder. Disk-full is simulated without root: /dev/full fails every write with ENOSPC, and
+// RLIMIT_FSIZE makes writes past a size fail with EFBIG in this process alone.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "core/config/run_config.h"
+#include "model/checkpoint.h"
+#include "model/checkpoint_dir.h"
+#include "model/decoder.h"
+
+using namespace attnbench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Files this process writes may hold at most `bytes` while it lives; SIGXFSZ is ignored so that
+// the write returns EFBIG instead of killing the test.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    previous_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit lower = saved_;
+    lower.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &lower);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, previous_);
+  }
+
+ private:
+  rlimit saved_{};
+  void (*previous_)(int) = SIG_DFL;
+};
+
+}  // namespace
+
+CATCH_TEST_CASE("checkpoint files: a full disk is an error naming the file and the cause") {
+  model::CheckedFile full("/dev/full");  // every write: ENOSPC
+  CATCH_CHECK(full.write("abc", 3) == 3);  // the failure is kept, not thrown mid-way
+  CATCH_CHECK_THAT(message_of([&] { full.finish(); }),
+                   Catch::Contains("/dev/full") && Catch::Contains("write: No space left on device"));
+
+  const fs::path dir = fs::temp_directory_path() / ("ab_ckpt_faults_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    model::CheckedFile ok(dir / "a.txt");
+    ok.write("hello", 5);
+    ok.finish();
+    CATCH_CHECK(slurp(dir / "a.txt") == "hello");
+    // write_file_atomic leaves the old file and no temporary file when the write fails.
+    FileSizeLimit limit(4);
+    CATCH_CHECK_THROWS_AS(model::write_file_atomic(dir / "a.txt", "a longer text"), std::runtime_error);
+  }
+  CATCH_CHECK(slurp(dir / "a.txt") == "hello");
+  CATCH_CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+  fs::remove_all(dir);
+}
+
+CATCH_TEST_CASE("checkpoint files: a checkpoint that cannot be written keeps the previous one") {
+  const fs::path run = fs::temp_directory_path() / ("ab_ckpt_run_" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  fs::create_directories(run);
+  auto cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\nvocab_size = 32\ncontext_length = 16\n[attention]\n"
+      "variant = \"softmax\"\nbackend = \"eager\"\n[data]\nfixed_token_id = 0\n",
+      "test.toml");
+  model::DecoderLM net(cfg);
+  torch::optim::AdamW adamw(net->parameters());
+  model::TrainState state;
+  state.step = 10;
+  model::save_checkpoint(run, cfg, *net, adamw, state);
+
+  state.step = 20;
+  std::string error;
+  {
+    FileSizeLimit limit(64 << 10);  // far below the model's archive
+    error = message_of([&] { model::save_checkpoint(run, cfg, *net, adamw, state); });
+  }
+  CATCH_CHECK_THAT(error, Catch::Contains("cannot write the checkpoint of step 20") &&
+                              Catch::Contains("File too large") &&
+                              Catch::Contains((run / "checkpoint").string() + " is intact"));
+  CATCH_CHECK(!fs::exists(run / "checkpoint.tmp"));
+  model::verify_checkpoint(run / "checkpoint");
+  CATCH_CHECK(model::restore_checkpoint(run / "checkpoint", *net, nullptr).step == 10);
+  fs::remove_all(run);
+}
