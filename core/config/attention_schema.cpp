@@ -1,6 +1,7 @@
 #include "core/config/attention_schema.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/common/registry.h"
 
@@ -31,6 +32,12 @@ Value check_value(const ParamSpec& spec, const Value& v, const SourceLocation& w
       throw InputError(where, "attention." + spec.name + " = \"" + s + "\" is not one of " +
                                   join(spec.allowed) + did_you_mean(s, spec.allowed));
     }
+  }
+  // nan passes every bound (each comparison is false) and inf no variant means: refused, as for
+  // the fixed sections' floats (docs/training.md, "Validation").
+  if (spec.type == ValueType::Float && !std::isfinite(std::get<double>(out))) {
+    throw InputError(where, "attention." + spec.name + " = " + to_string(out) +
+                                " must be a finite number");
   }
   if (spec.type == ValueType::Int || spec.type == ValueType::Float) {
     double x = spec.type == ValueType::Int ? static_cast<double>(std::get<int64_t>(out))

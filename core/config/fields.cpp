@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "core/common/error.h"
+#include "core/config/sizes.h"
 
 namespace attnbench::config {
 namespace {
@@ -136,8 +137,10 @@ void add_train_batch_fields(std::vector<Field>& f) {
       "train", &RC::train, &TrainConfig::batch_tokens, "batch_tokens",
       "tokens per optimizer step, reached by gradient accumulation; 0 = one micro-batch",
       [](const int64_t& bt, const RC& c) -> std::string {
-        int64_t micro = c.train.batch_size * c.model.context_length;
-        if (bt < 0 || (bt > 0 && bt % micro != 0)) {
+        // Saturating: a product past 2^63 is left to the memory check, which names the key to
+        // lower, instead of wrapping round (to 0, a division by zero).
+        const int64_t micro = saturating_mul(c.train.batch_size, c.model.context_length);
+        if (bt < 0 || (bt > 0 && micro < INT64_MAX && bt % micro != 0)) {
           return "= " + std::to_string(bt) + " must be 0 or a multiple of train.batch_size * " +
                  "model.context_length = " + std::to_string(micro);
         }

@@ -3,10 +3,15 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +20,7 @@
 #include "core/common/error.h"
 #include "core/config/attention_schema.h"
 #include "core/config/fields.h"
+#include "core/config/sizes.h"
 #include "core/config/toml_bridge.h"
 
 namespace attnbench::config {
@@ -55,13 +61,37 @@ const std::set<std::string>& hashed_unless_default_keys() {
 }
 
 
+// Why a number arrived as a string: a --set number beyond its type's range is not TOML, so it is
+// read as a bare word.
+std::string number_hint(const Value& v, ValueType want) {
+  if (type_of(v) != ValueType::String) return "";
+  const std::string& s = std::get<std::string>(v);
+  char* end = nullptr;
+  errno = 0;
+  if (want == ValueType::Int) {
+    std::strtoll(s.c_str(), &end, 10);
+    if (errno == ERANGE && !s.empty() && *end == '\0') return "; an int must lie in [-2^63, 2^63)";
+  } else if (want == ValueType::Float) {
+    std::strtod(s.c_str(), &end);
+    if (errno == ERANGE && !s.empty() && *end == '\0') return "; a float must lie within ±1.8e308";
+  }
+  return "";
+}
+
+// `v` as type `want` (ints widen to floats). A float must be finite: no key means anything by
+// nan or inf, and JSON (the resolved config, run ids) cannot write them (docs/training.md,
+// "Validation").
 Value coerce(const Value& v, ValueType want, const SourceLocation& where, const std::string& key) {
   if (want == ValueType::Float && type_of(v) == ValueType::Int) {
     return static_cast<double>(std::get<int64_t>(v));
   }
   if (type_of(v) != want) {
     throw InputError(where, key + " must be of type " + type_name(want) + " (got " +
-                                type_name(type_of(v)) + " " + to_string(v) + ")");
+                                type_name(type_of(v)) + " " + to_string(v) + ")" +
+                                number_hint(v, want));
+  }
+  if (want == ValueType::Float && !std::isfinite(std::get<double>(v))) {
+    throw InputError(where, key + " = " + to_string(v) + " must be a finite number");
   }
   return v;
 }
@@ -80,8 +110,9 @@ void resolve_model_preset(RunConfig& cfg, const SourceLocation& where) {
   if (cfg.model.n_head == 0) cfg.model.n_head = p.n_head;
   if (cfg.model.d_ffn == 0) {
     // SwiGLU with hidden ratio 4 (8d/3 for equal parameters), rounded up to a multiple of 256 as in
-    // the authors' fla configs: 1024 -> 2816, 1536 -> 4096.
-    cfg.model.d_ffn = p.d_ffn ? p.d_ffn : (8 * cfg.model.d_model / 3 + 255) / 256 * 256;
+    // the authors' fla configs: 1024 -> 2816, 1536 -> 4096. Saturating: a d_model too large for
+    // 8 d_model is refused by the memory check, not wrapped round to a negative width.
+    cfg.model.d_ffn = p.d_ffn ? p.d_ffn : (saturating_mul(8, cfg.model.d_model) / 3 + 255) / 256 * 256;
   }
 }
 
@@ -225,6 +256,26 @@ struct ConfigReader {
     if (auto problem = check_variant(cfg.model, cfg.attention)) {
       throw InputError(loc_of(problem->key), problem->message);
     }
+    if (auto problem = check_memory(cfg, "")) {  // training checks its own device (preflight)
+      throw InputError(loc_of(problem->key), problem->message);
+    }
+    cap_threads();
+  }
+
+  // More intra-op threads than cores only slows a run down (100000 would take minutes to start):
+  // capped with a warning, once per value. train.threads is execution-only, so the run id stays.
+  void cap_threads() {
+    const auto cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+    if (cores <= 0 || cfg.train.threads <= cores) return;
+    static std::mutex mutex;  // sweeps resolve cells in parallel
+    static std::set<int64_t> warned;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (warned.insert(cfg.train.threads).second) {
+      fmt::print(stderr, "warning: {}: train.threads = {} is more than this machine's {} cores; "
+                         "using {}\n",
+                 loc_of("train.threads").str(), cfg.train.threads, cores, cores);
+    }
+    cfg.train.threads = cores;
   }
 };
 
@@ -269,7 +320,8 @@ void put_json(const json& v, const std::string& dotted, const std::string& sourc
 toml::table json_table(const json& j, const std::string& prefix, const std::string& source) {
   toml::table t;
   for (auto& [k, v] : j.items()) {
-    put_json(v, prefix + k, source, [&](auto&& node) { t.insert(k, std::move(node)); });
+    const std::string& key = k;  // a lambda may capture a structured binding from C++20 only
+    put_json(v, prefix + key, source, [&](auto&& node) { t.insert(key, std::move(node)); });
   }
   return t;
 }
@@ -329,6 +381,11 @@ RunConfig parse_json_run_config(const std::string& text, const std::string& sour
     std::string what = e.what();
     if (auto colon = what.find(": "); colon != std::string::npos) what = what.substr(colon + 2);
     throw InputError(json_error_location(text, e.byte, source), "invalid JSON: " + what);
+  } catch (const json::exception& e) {
+    // E.g. out_of_range.406 "number overflow parsing '1e309'": no position, the file and the text.
+    std::string what = e.what();
+    if (auto bracket = what.find("] "); bracket != std::string::npos) what = what.substr(bracket + 2);
+    throw InputError({source}, "invalid JSON: " + what);
   }
   return from_json(j, source);
 }
@@ -350,20 +407,27 @@ RunConfig load_run_config(const std::filesystem::path& file, const std::vector<s
 }
 
 namespace {
-json value_json(const Value& v) {
+// JSON writes nan and inf as null, which reads back as the key's default: two configs would share
+// one text and one run id. Validation refuses them; a config built in code with one is refused here.
+json value_json(const Value& v, const std::string& dotted, const RunConfig& cfg) {
+  if (const double* x = std::get_if<double>(&v); x && !std::isfinite(*x)) {
+    throw InputError({cfg.source.empty() ? "run config" : cfg.source},
+                     dotted + " = " + to_string(v) + " must be a finite number (JSON cannot "
+                     "hold it, and the run id would not tell it from the default)");
+  }
   return std::visit([](auto&& x) { return json(x); }, v);
 }
 }  // namespace
 
 json to_json(const RunConfig& cfg) {
   json j = json::object();
-  for (auto& f : fields()) j[f.section][f.name] = value_json(f.get(cfg));
+  for (auto& f : fields()) j[f.section][f.name] = value_json(f.get(cfg), f.section + "." + f.name, cfg);
   j["eval"]["tasks"] = cfg.eval.tasks;
   j["eval"]["task_limits"] = cfg.eval.task_limits;
   json a = json::object();
   a["variant"] = cfg.attention.variant;
   a["backend"] = cfg.attention.backend;
-  for (auto& [k, v] : cfg.attention.params) a[k] = value_json(v);
+  for (auto& [k, v] : cfg.attention.params) a[k] = value_json(v, "attention." + k, cfg);
   j["attention"] = a;
   return j;  // nlohmann::json objects keep keys sorted: the dump is canonical
 }

@@ -52,6 +52,12 @@ Assignment parse_assignment(const std::string& text) {
     throw InputError(loc, "empty component in key '" + a.key + "'");
   }
   const std::string value = text.substr(eq + 1);
+  // `KEY=` is more likely a shell variable that expanded to nothing than a wish for an empty
+  // string: refused, never read as "" (nor as the key's default). "" says it explicitly.
+  if (value.find_first_not_of(" \t") == std::string::npos) {
+    throw InputError(loc, "empty value for " + a.key + ": give a value (\"\" for an empty string), "
+                          "or leave the --set out for the key's default");
+  }
   toml::table parsed;
   try {
     parsed = toml::parse("v = " + value);

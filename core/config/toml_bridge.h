@@ -27,7 +27,8 @@ Value scalar_value(const toml::node& node, const std::string& what,
 
 // A command-line `KEY=VALUE` (`--set`): the dotted key and the value parsed as TOML (3e-4, true,
 // "x", [1, 2]); a bare word that is not TOML is a string. The value carries no source position, so
-// errors about it say "--set KEY". InputError when there is no '=' or a key component is empty.
+// errors about it say "--set KEY". InputError when there is no '=', a key component is empty or the
+// value is empty (`KEY=`; `KEY=""` is the empty string).
 struct Assignment {
   std::string key;
   toml::table holder;  // {"v": the value}

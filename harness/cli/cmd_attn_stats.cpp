@@ -159,12 +159,6 @@ int run(const Options& o) {
     throw UsageError("--format " + o.format + ": expected table or json" +
                      did_you_mean(o.format, {"table", "json"}));
   }
-  if (!(o.sink_threshold >= 0 && o.sink_threshold <= 1)) {
-    throw UsageError(fmt::format("--sink-threshold {}: expected a weight in [0, 1]", o.sink_threshold));
-  }
-  if (o.batch_size <= 0) throw UsageError("--batch-size must be > 0");
-  if (o.window < 0) throw UsageError("--window must be >= 0 (0 = the model's context length)");
-  if (o.heatmap_tokens <= 0) throw UsageError("--heatmap-tokens must be > 0");
   const int threads = init_threads(o.threads);
   model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
   const config::RunConfig& cfg = loaded.cfg;
@@ -174,6 +168,7 @@ int run(const Options& o) {
     throw UsageError(fmt::format("--heatmap-layer {} --heatmap-head {}: the model has layers 0..{} and "
                                  "heads 0..{}", o.heatmap_layer, o.heatmap_head, m.n_layer - 1, m.n_head - 1));
   }
+  if (!o.source.text_file.empty()) require_gpt2_vocabulary(m, "attn-stats --text");
   if (o.window > m.context_length) {
     throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
                                  m.context_length));
@@ -231,23 +226,36 @@ RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, 
   auto* data = app.add_option("--data", o->source.shard,
                               "Held-out llm.c shard(s): file, folder or glob (default: the run's data.val)");
   text->excludes(data);
-  app.add_option("--tokens", o->tokens, "Tokens read from the text (whole windows)")->capture_default_str();
-  app.add_option("--window", o->window, "Tokens per window (0 = the model's context length)")
+  app.add_option("--tokens", o->tokens, "Tokens read from the text (whole windows)")
+      ->check(int_in(1))
       ->capture_default_str();
-  app.add_option("--batch-size", o->batch_size, "Windows per forward pass")->capture_default_str();
+  app.add_option("--window", o->window, "Tokens per window (0 = the model's context length)")
+      ->check(int_in(0))
+      ->capture_default_str();
+  app.add_option("--batch-size", o->batch_size, "Windows per forward pass")
+      ->check(int_in(1))
+      ->capture_default_str();
   app.add_option("--sink-threshold", o->sink_threshold, "Sink rate: heads whose sink mass exceeds it")
+      ->check(finite_in(0, 1))
       ->capture_default_str();
   app.add_option("--format", o->format, "table | json")->capture_default_str();
   app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB; none = not stored)");
-  app.add_option("--heatmap-layer", o->heatmap_layer, "Heatmap layer")->capture_default_str();
-  app.add_option("--heatmap-head", o->heatmap_head, "Heatmap head")->capture_default_str();
+  app.add_option("--heatmap-layer", o->heatmap_layer, "Heatmap layer")
+      ->check(int_in(0))
+      ->capture_default_str();
+  app.add_option("--heatmap-head", o->heatmap_head, "Heatmap head")
+      ->check(int_in(0))
+      ->capture_default_str();
   app.add_option("--heatmap-tokens", o->heatmap_tokens, "Heatmap size (first N tokens of the text)")
+      ->check(int_in(1))
       ->capture_default_str();
   app.add_option("--heatmap-out", o->heatmap_out, "Write the heatmap PNG here");
   app.add_option("--plots", o->plots, "Write SVG plots of the learned attention parameters into this folder");
   app.add_option("--data-dir", o->source.data_dir, "Data root with gpt2_tokenizer/ (for --text)");
-  app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)");
+  app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)")
+      ->check(int_in(0, std::numeric_limits<int>::max()));
   app.add_option("--device", o->device, "auto | cpu | cuda (default: the checkpoint config's train.device)");
+  refuse_empty_values(app);
   return [o] { return run(*o); };
 });
 

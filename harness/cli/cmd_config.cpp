@@ -45,6 +45,7 @@ RegisterCommand reg("config", "Validate a run config and print it resolved, with
                           ->expected(1)
                           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
                       app.add_flag("--schema", o->schema, "list every key with its type and meaning");
+                      refuse_empty_values(app);
                       return [o] { return run(*o); };
                     });
 

@@ -64,7 +64,7 @@ int prepare(const PrepareArgs& a) {
   o.val_tokens = a.val_tokens;
   o.shard_tokens = a.shard_tokens;
   o.text_field = a.text_field;
-  o.jobs = a.jobs;
+  o.jobs = cap_to_cores(a.jobs, "--jobs");
   o.skip_bad = a.skip_bad;
   o.force = a.force;
   o.created_by = fmt::format("attnbench {} data prepare", ATTNBENCH_VERSION);
@@ -102,15 +102,20 @@ RegisterCommand reg_prepare(
       app.add_option("--name", a->name, "shard name prefix (default: the --out folder's name)");
       app.add_option("--val-tokens", a->val_tokens,
                      "validation split: the first documents, until this many tokens")
+          ->check(int_in(0, INT32_MAX))  // llm.c headers hold an int32 count
           ->capture_default_str();
-      app.add_option("--shard-tokens", a->shard_tokens, "tokens per train shard")->capture_default_str();
+      app.add_option("--shard-tokens", a->shard_tokens, "tokens per train shard")
+          ->check(int_in(1, INT32_MAX))
+          ->capture_default_str();
       app.add_option("--text-field", a->text_field, "JSONL field holding the text")->capture_default_str();
-      app.add_option("--jobs,-j", a->jobs, "tokenizer threads (default: all cores)");
+      app.add_option("--jobs,-j", a->jobs, "tokenizer threads (default: all cores)")
+          ->check(int_in(0, std::numeric_limits<int>::max()));
       app.add_flag("--skip-bad", a->skip_bad, "skip malformed JSONL lines (counted) instead of stopping");
       app.add_flag("--force", a->force, "replace a non-empty --out folder");
       app.add_option("--data-dir", a->data_dir,
                      "data root holding gpt2_tokenizer/ (default: $ATTNBENCH_DATA, else ./data)");
       app.add_option("--tokenizer", a->tokenizer, "folder with encoder.json and vocab.bpe");
+      refuse_empty_values(app);
       return [a] { return prepare(*a); };
     });
 

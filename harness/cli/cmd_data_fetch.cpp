@@ -2,6 +2,7 @@
 // Hugging Face datasets-server rows API into a data folder, in the hub's JSONL layout that the task
 // loaders read (<root>/<folder>/hf_format/<split>.jsonl). For users with internet access; the
 // shared data folder of this project makes it unnecessary here.
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 
@@ -64,10 +65,21 @@ struct Options {
   data::FetchOptions fetch;
 };
 
+// The manifest of earlier fetches; a damaged one is refused naming the file (it is only a record:
+// deleting it makes the next fetch verify and rewrite every file).
 nlohmann::json read_manifest(const fs::path& file) {
   if (!fs::exists(file)) return {{"files", nlohmann::json::array()}};
   std::ifstream in(file);
-  return nlohmann::json::parse(in);
+  nlohmann::json m = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const bool ok = !m.is_discarded() && m.is_object() && m.contains("files") &&
+                  m["files"].is_array() &&
+                  std::all_of(m["files"].begin(), m["files"].end(),
+                              [](const nlohmann::json& f) { return f.is_object(); });
+  if (!ok) {
+    throw UsageError(file.string() + " is not a fetch manifest (a JSON object with a \"files\" "
+                     "array of objects); delete it and fetch again");
+  }
+  return m;
 }
 
 void write_manifest(const fs::path& file, const nlohmann::json& m) {
@@ -190,7 +202,9 @@ RegisterCommand reg("data", "fetch",
                       app.add_option("--out", o->out, "data folder to fill")->capture_default_str();
                       app.add_option("--only", o->only, "comma-separated folders, e.g. arc_easy,copa");
                       app.add_option("--pretrain-rows", o->pretrain_rows,
-                                     "FineWeb-Edu rows to download")->capture_default_str();
+                                     "FineWeb-Edu rows to download")
+                          ->check(int_in(0))
+                          ->capture_default_str();
                       app.add_flag("--no-pretrain", o->no_pretrain, "skip the FineWeb-Edu sample");
                       app.add_option("--endpoint", o->fetch.endpoint, "datasets-server base URL")
                           ->capture_default_str();
@@ -198,9 +212,13 @@ RegisterCommand reg("data", "fetch",
                                      "base URL of the GPT-2 tokenizer files")
                           ->capture_default_str();
                       app.add_option("--retries", o->fetch.retries, "retries per request")
+                          ->check(int_in(0, 10))  // waits double: 10 retries wait 17 min
                           ->capture_default_str();
                       app.add_option("--backoff", o->fetch.backoff_s,
-                                     "first retry wait in seconds (doubles)")->capture_default_str();
+                                     "first retry wait in seconds (doubles)")
+                          ->check(finite_in(0, 60))
+                          ->capture_default_str();
+                      refuse_empty_values(app);
                       return [o] { return run(*o); };
                     });
 

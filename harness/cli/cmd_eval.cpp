@@ -83,8 +83,13 @@ void print_table(const evals::EvalReport& report) {
 }
 
 int run(Options o) {
+  if (o.format != "table" && o.format != "json") {
+    throw UsageError("--format " + o.format + ": expected table or json" +
+                     did_you_mean(o.format, {"table", "json"}));
+  }
   const int threads = init_threads(o.threads);
   model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
+  require_gpt2_vocabulary(loaded.cfg.model, "eval");
   const config::EvalConfig& ec = loaded.cfg.eval;
 
   std::string task_spec = o.tasks;
@@ -99,10 +104,6 @@ int run(Options o) {
   opt.log_samples = o.log_samples;
   opt.data_root = data_root(o.data_dir);
   opt.progress = stderr;
-  if (o.format != "table" && o.format != "json") {
-    throw UsageError("--format " + o.format + ": expected table or json" +
-                     did_you_mean(o.format, {"table", "json"}));
-  }
 
   // Everything the run needs is checked before the first forward pass.
   const auto tokenizer_dir = require_data_file("gpt2_tokenizer/encoder.json", o.data_dir).parent_path();
@@ -177,9 +178,10 @@ RegisterCommand reg(
       app.add_option("--tasks", o->tasks,
                      "comma-separated task names, 'paper' (the nine of the paper's tables) or "
                      "'all' (default: the config's eval.tasks, else paper)");
-      app.add_option("--limit", o->limit, "score only the first N documents of each task");
+      app.add_option("--limit", o->limit, "score only the first N documents of each task")
+          ->check(int_in(0));
       app.add_option("--batch-size", o->batch_size, "model rows per forward pass")
-          ->check(CLI::PositiveNumber);
+          ->check(int_in(1));
       app.add_option("--format", o->format, "table | json");
       app.add_flag("--log-samples", o->log_samples,
                    "store every request's log-likelihood in the samples table");
@@ -190,10 +192,13 @@ RegisterCommand reg(
       app.add_option("--db", o->db, "results database (default: $ATTNBENCH_DB; none when unset)");
       app.add_option("--bootstrap-iters", o->bootstrap_iters,
                      "bootstrap resamples for the perplexity stderr (lm-eval's default 100000; "
-                     "0 = none)");
-      app.add_option("--threads", o->threads, "intra-op threads (default: $OMP_NUM_THREADS, else all)");
+                     "0 = none)")
+          ->check(int_in(0));
+      app.add_option("--threads", o->threads, "intra-op threads (default: $OMP_NUM_THREADS, else all)")
+          ->check(int_in(0, std::numeric_limits<int>::max()));
       app.add_option("--device", o->device,
                      "auto | cpu | cuda (default: the checkpoint config's train.device)");
+      refuse_empty_values(app);
       return [o] { return run(*o); };
     });
 

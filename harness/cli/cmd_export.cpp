@@ -40,6 +40,7 @@ RegisterCommand reg("export", "Write a checkpoint's tensors as safetensors (and 
                           ->required();
                       app.add_option("--out", o->out, "output folder")->required();
                       app.add_option("--format", o->format, "safetensors (the only format)");
+                      refuse_empty_values(app);
                       return [o] { return run(*o); };
                     });
 

@@ -129,6 +129,7 @@ RegisterCommand reg_tokenize(
           ->capture_default_str();
       app.add_flag("--eot", o->eot, "precede the text with the end-of-text token 50256, as shards do");
       tokenizer_options(app, *o);
+      refuse_empty_values(app);
       return [o] { return tokenize(*o); };
     });
 
@@ -137,6 +138,7 @@ RegisterCommand reg_detokenize(
       auto o = std::make_shared<Options>();
       app.add_option("ids", o->ids, "token ids; separators: spaces, commas, brackets");
       tokenizer_options(app, *o);
+      refuse_empty_values(app);
       return [o] { return detokenize(*o); };
     });
 

@@ -174,11 +174,12 @@ RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& a
   app.add_flag("--quiet", o->quiet, "No progress output");
   app.add_option("--nproc-per-node", o->nproc_per_node,
                  "Data-parallel: start N local ranks (one GPU each on CUDA; docs/distributed.md)")
-      ->check(CLI::Range(1, 1024));
+      ->check(int_in(1, 1024));
   app.add_option("--dist-timeout", o->dist_timeout,
                  "Seconds a rank waits in a collective before giving up on a hung peer (default "
                  "300)")
-      ->check(CLI::Range(1, 86400));
+      ->check(int_in(1, 86400));
+  refuse_empty_values(app);
   return [o] { return run_train(*o); };
 });
 

@@ -82,6 +82,7 @@ RegisterCommand reg("variants", "List the attention variants and their parameter
                       app.add_option("--format", *format, "output format")
                           ->check(CLI::IsMember({"table", "json"}))
                           ->capture_default_str();
+                      refuse_empty_values(app);
                       return [format] { return run(*format); };
                     });
 

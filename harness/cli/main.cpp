@@ -2,10 +2,13 @@
 // exit 2 for usage and configuration errors, 1 for runtime failures (docs/ARCHITECTURE.md).
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "core/common/registry.h"
@@ -39,6 +42,65 @@ void print_version() {
                "warning: LibTorch is running on the reference BLAS ({}), about 100x slower than "
                "OpenBLAS. Install libopenblas0-openmp (scripts/setup).\n",
                blas.empty() ? "none found" : blas);
+  }
+}
+
+// A message without the C++ backtrace LibTorch appends ("Exception raised from ... frame #0 ..."),
+// also where another exception quoted a c10::Error's what().
+std::string without_backtrace(std::string message) {
+  if (auto at = message.find("Exception raised from "); at != std::string::npos) message.resize(at);
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
+}
+
+// nlohmann's "[json.exception.type_error.302] type must be ..." without the bracketed id.
+std::string json_message(const nlohmann::json::exception& e) {
+  std::string what = e.what();
+  if (auto end = what.find("] "); what.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
+    what = what.substr(end + 2);
+  }
+  return what;
+}
+
+// A path the user gave that cannot be used (missing, not permitted, of the wrong kind) is bad
+// input; anything else the filesystem refuses (a full disk, an I/O error) is a runtime failure.
+int filesystem_exit_code(const std::filesystem::filesystem_error& e) {
+  const auto c = e.code();
+  const bool user_path = c == std::errc::no_such_file_or_directory ||
+                         c == std::errc::permission_denied || c == std::errc::not_a_directory ||
+                         c == std::errc::is_a_directory || c == std::errc::file_exists ||
+                         c == std::errc::read_only_file_system ||
+                         c == std::errc::filename_too_long;
+  return user_path ? 2 : 1;
+}
+
+// Runs the chosen command. Errors are printed once: our own with their message (they carry their
+// context); a library's (LibTorch, nlohmann::json, the allocator, the filesystem) restated with
+// the command it interrupted and never with a stack trace (docs/ARCHITECTURE.md, "Rules").
+int run_guarded(const std::string& command, const Action& action) {
+  try {
+    return action();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "error: {}\n", without_backtrace(e.what()));
+    return 2;
+  } catch (const c10::Error& e) {
+    fmt::print(stderr, "error: {}: LibTorch: {}\n", command,
+               without_backtrace(e.what_without_backtrace()));
+    return 1;
+  } catch (const nlohmann::json::exception& e) {
+    fmt::print(stderr, "error: {}: malformed JSON input (a file it read is not in the expected "
+                       "layout): {}\n", command, json_message(e));
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "error: {}: out of memory (lower the model, batch or context sizes; "
+                       "docs/training.md, \"Validation\")\n", command);
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    fmt::print(stderr, "error: {}: {}\n", command, e.what());
+    return filesystem_exit_code(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", without_backtrace(e.what()));
+    return 1;
   }
 }
 
@@ -83,24 +145,20 @@ int main(int argc, char** argv) {
     int code = app.exit(e);  // prints help or the error
     return code == 0 ? 0 : 2;
   }
-  try {
-    if (version) {
-      print_version();
-      return 0;
-    }
-    // The deepest parsed command runs; a group parsed without a subcommand prints its help.
-    CLI::App* chosen = &app;
-    while (!chosen->get_subcommands().empty()) chosen = chosen->get_subcommands().front();
-    if (auto it = actions.find(chosen); it != actions.end()) return it->second();
-    std::cout << chosen->help();
-    return 2;
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", e.what());
-    return 1;
+  if (version) return run_guarded("attnbench --version", [] {
+    print_version();
+    return 0;
+  });
+  // The deepest parsed command runs; a group parsed without a subcommand prints its help.
+  CLI::App* chosen = &app;
+  std::string command = "attnbench";
+  while (!chosen->get_subcommands().empty()) {
+    chosen = chosen->get_subcommands().front();
+    command += " " + chosen->get_name();
   }
+  if (auto it = actions.find(chosen); it != actions.end()) return run_guarded(command, it->second);
+  std::cout << chosen->help();
+  return 2;
 }
 
 }  // namespace attnbench::cli

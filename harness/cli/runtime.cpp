@@ -7,15 +7,17 @@
 
 #include <torch/torch.h>
 
+#include "harness/cli/command.h"
+
 namespace attnbench::cli {
 
 int init_threads(int threads) {
-  if (threads <= 0) {
-    if (const char* env = std::getenv("OMP_NUM_THREADS"); env && std::atoi(env) > 0) {
-      threads = std::atoi(env);
-    } else {
-      threads = static_cast<int>(std::thread::hardware_concurrency());
-    }
+  if (threads > 0) {
+    threads = cap_to_cores(threads, "threads");
+  } else if (const char* env = std::getenv("OMP_NUM_THREADS"); env && std::atoi(env) > 0) {
+    threads = cap_to_cores(std::atoi(env), "OMP_NUM_THREADS");
+  } else {
+    threads = static_cast<int>(std::thread::hardware_concurrency());
   }
   if (threads <= 0) threads = 1;
   torch::set_num_threads(threads);

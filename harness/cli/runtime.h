@@ -5,7 +5,8 @@
 namespace attnbench::cli {
 
 // Sets LibTorch's intra-op threads: `threads` if > 0, else $OMP_NUM_THREADS, else all cores
-// (Debian's LibTorch starts with one thread, docs/toolchain.md, "Threads"). Returns the number set.
+// (Debian's LibTorch starts with one thread, docs/toolchain.md, "Threads"); more than the cores
+// are capped with a warning. Returns the number set.
 int init_threads(int threads = 0);
 
 // Path of the BLAS shared library loaded into this process ("" if none was found).

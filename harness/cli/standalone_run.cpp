@@ -2,9 +2,22 @@
 
 #include <torch/torch.h>
 
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+#include "core/data/tokenizer.h"
 #include "harness/cli/runtime.h"
 
 namespace attnbench::cli {
+
+void require_gpt2_vocabulary(const config::ModelConfig& model, const std::string& command) {
+  const int64_t gpt2 = int64_t{data::Tokenizer::kEndOfText} + 1;
+  if (model.vocab_size >= gpt2) return;
+  throw UsageError(fmt::format("{}: the checkpoint's model.vocab_size = {} is smaller than the GPT-2 "
+                               "tokenizer's {}; it cannot read text (train on GPT-2 tokens to "
+                               "evaluate on text)",
+                               command, model.vocab_size, gpt2));
+}
 
 void ensure_standalone_run(results::Store& store, const config::RunConfig& cfg,
                            const std::string& run_id, int threads, const std::string& device) {

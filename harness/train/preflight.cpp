@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/config/sizes.h"
 #include "model/device.h"
 
 namespace attnbench::train {
@@ -55,7 +56,9 @@ void check_training_config(const config::RunConfig& cfg) {
   if (t.batch_size <= 0 || m.context_length <= 0 || t.steps <= 0) {
     throw UsageError("train.batch_size, model.context_length and train.steps must be positive");
   }
-  const int64_t micro = t.batch_size * m.context_length;
+  // Against this run's device: on the CPU, this machine's memory (core/config/sizes.h).
+  if (auto problem = config::check_memory(cfg, t.device)) throw UsageError(problem->message);
+  const int64_t micro = config::saturating_mul(t.batch_size, m.context_length);
   if (t.batch_tokens < 0 || t.batch_tokens % micro != 0) {
     throw UsageError("train.batch_tokens = " + std::to_string(t.batch_tokens) +
                      " must be a multiple of train.batch_size * model.context_length = " +
