@@ -1,11 +1,13 @@
 // attnbench sweep FILE [--dry-run] [--jobs N] [--db PATH] [--only CELL] [--retry-failed]
 //                      [--slurm OUT.sbatch] [--runs-dir DIR] [--data-dir D] [--quiet]
 //                      [--gpus-per-cell G] [--nodes-per-cell N] [--dist-timeout SECONDS]
-// Expands a sweep file into cells and runs them (docs/sweeps.md). Exit codes: 0 done, 1 a cell
-// failed, 2 bad sweep/config/data, 130 interrupted (Ctrl-C: the same command resumes).
+// Expands a sweep file into cells and runs them (docs/sweeps.md). Exit codes: 0 every cell finished
+// or diverged, 1 a cell did not finish (failed, left interrupted, not started; named on stderr), 2
+// bad sweep/config/data/options, 130 interrupted by Ctrl-C or SIGTERM (the same command resumes).
 #include <torch/torch.h>
 
 #include <array>
+#include <limits>
 #include <cstdio>
 #include <memory>
 
@@ -56,7 +58,8 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
                "Print the expanded cells (run id, label) and what would run or be skipped");
   app.add_option("--jobs,-j", o->jobs,
                  "Cells run in parallel, each in its own process with threads / N threads")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(int_in(1, std::numeric_limits<int>::max()));
   app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB, else runs/attnbench.db)");
   app.add_option("--only", o->only, "Run only this cell: run id, unique id prefix or label");
   app.add_flag("--retry-failed", o->retry_failed, "Run failed cells again");
@@ -72,16 +75,22 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
   app.add_option("--gpus-per-cell", o->gpus_per_cell,
                  "Ranks per node of each cell's data-parallel training, one GPU each on CUDA: "
                  "local ranks, or an srun job step inside Slurm (docs/sweeps.md)")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(int_in(1, std::numeric_limits<int>::max()));
   app.add_option("--nodes-per-cell", o->nodes_per_cell,
                  "Nodes per cell: inside a Slurm allocation, or in the --slurm script")
-      ->default_val(1);
+      ->default_val(1)
+      ->check(int_in(1, std::numeric_limits<int>::max()));
   app.add_option("--dist-timeout", o->dist_timeout,
                  "Seconds a cell's rank waits for a hung peer before its job fails")
-      ->default_val(300);
+      ->default_val(300)
+      ->check(int_in(1, 86400));
   app.add_option_function<int64_t>(
       "--limit", [o](const int64_t& n) { o->limit = n; },
-      "Items per task, replacing the sweep's limit (per-task limits still apply)");
+      "Items per task, replacing the sweep's limit (per-task limits still apply)")
+      ->check(int_in(1));
+  // "" for --only would mean every cell, for --slurm a real run instead of a script.
+  refuse_empty_values(app);
   return [o, file, runs_dir] {
     o->file = *file;
     o->runs_dir = *runs_dir;

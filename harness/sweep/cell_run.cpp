@@ -15,6 +15,7 @@
 #include "harness/sweep/cell_eval.h"
 #include "harness/sweep/interrupt.h"
 #include "harness/sweep/store_sink.h"
+#include "harness/train/run_lock.h"
 #include "harness/train/trainer.h"
 #include "model/checkpoint_model.h"
 #include "model/device.h"
@@ -31,7 +32,8 @@ class Heartbeat {
   Heartbeat(results::Store& store, std::string run_id)
       : thread_([this, &store, id = std::move(run_id)] {
           std::unique_lock lock(mutex_);
-          while (!cv_.wait_for(lock, std::chrono::seconds(60), [this] { return done_; })) {
+          const auto interval = std::chrono::seconds(kHeartbeatIntervalS);
+          while (!cv_.wait_for(lock, interval, [this] { return done_; })) {
             try {
               store.heartbeat(id);
             } catch (const std::exception&) {
@@ -113,6 +115,7 @@ const char* to_string(CellOutcome o) {
     case CellOutcome::Interrupted: return "interrupted";
     case CellOutcome::Failed: return "failed";
     case CellOutcome::JobFailed: return "training job failed (resumable)";
+    case CellOutcome::Busy: return "run folder or database busy (resumable)";
   }
   return "?";
 }
@@ -126,6 +129,27 @@ std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) 
     if (!found) missing.push_back(task);
   }
   return missing;
+}
+
+bool transient_failure(const std::exception& e, const std::filesystem::path& run_dir) {
+  // SQLite's message for SQLITE_BUSY and SQLITE_LOCKED, which results/sqlite.cpp passes on.
+  const std::string what = e.what();
+  if (what.find("database is locked") != std::string::npos ||
+      what.find("database table is locked") != std::string::npos) {
+    return true;
+  }
+  // The trainer's lock is released once its exception has left train_run, so a lock that cannot
+  // be taken now is another process's.
+  std::error_code ec;
+  if (!std::filesystem::exists(run_dir / ".lock", ec)) return false;
+  try {
+    train::RunLock probe(run_dir);
+    return false;
+  } catch (const UsageError&) {
+    return true;  // held by a live process
+  } catch (const std::exception&) {
+    return false;  // the lock file cannot even be opened: not a passing condition
+  }
 }
 
 results::PendingRun pending_run(const Cell& cell) {
@@ -234,11 +258,14 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
   Heartbeat heartbeat(store, cell.id);
   try {
     return after_training(cell, train_cell(cell, store, run_dir, o), store, run_dir, o);
-  } catch (const UsageError& e) {
-    store.set_status(cell.id, RunStatus::Failed, e.what());
-    throw;
   } catch (const std::exception& e) {
+    if (transient_failure(e, run_dir)) {
+      store.set_status(cell.id, RunStatus::Interrupted, e.what());
+      say(cell, std::string("left interrupted (the same command resumes it): ") + e.what());
+      return CellOutcome::Busy;
+    }
     store.set_status(cell.id, RunStatus::Failed, e.what());
+    if (dynamic_cast<const UsageError*>(&e)) throw;  // bad config or data: exit 2
     say(cell, std::string("failed: ") + e.what());
     return CellOutcome::Failed;
   }

@@ -21,6 +21,8 @@ enum class CellOutcome {
   Failed,       // a runtime error, recorded with the run
   JobFailed,    // its multi-rank training job failed (a rank died or hung): recorded as interrupted
                 // with the reason, so that the next run resumes it; the sweep still exits 1
+  Busy,         // its run folder or the database was busy (transient_failure): recorded as
+                // interrupted with the reason, resumable; the sweep still exits 1
 };
 const char* to_string(CellOutcome o);
 
@@ -33,11 +35,21 @@ struct CellRunOptions {
   CellLaunch launch;                // more than one rank per cell: training runs as a job
 };
 
+// A claim holder refreshes its heartbeat this often (and at every store write on the run).
+constexpr int kHeartbeatIntervalS = 60;
+
 // Runs `cell` of `sweep`. Runtime failures are recorded as status failed (with the message) and
 // reported as Failed; configuration and data errors (UsageError) are recorded too and rethrown. A
-// failed multi-rank training job is JobFailed: the cell stays resumable (cell_launch.h).
+// failed multi-rank training job is JobFailed and a transient failure is Busy: the cell stays
+// resumable (status interrupted, the reason as its error).
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& options);
+
+// Whether `e`, thrown while a cell trained in `run_dir`, is a passing condition rather than a fault
+// of the cell: another process holds the run folder (harness/train/run_lock.h: it is training the
+// same run) or the results database stayed locked past its busy timeout. Such a cell is left
+// interrupted, which the next run resumes, instead of failed, which only --retry-failed runs again.
+bool transient_failure(const std::exception& e, const std::filesystem::path& run_dir);
 
 // The cell as the store records a run it has not started: id, label, config and its params.
 results::PendingRun pending_run(const Cell& cell);

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "core/config/toml_bridge.h"
@@ -193,9 +194,35 @@ std::string difference(const Cell& a, const Cell& b) {
   return join(parts, ", ");
 }
 
+// Refuses a sweep of more than kMaxCells cells before any is built: (grid combinations +
+// includes) x seeds, multiplied with overflow checks since every factor comes from the file.
+void check_size(const SweepFile& s) {
+  uint64_t combinations = 1;
+  bool overflow = false;
+  std::vector<std::string> factors;
+  for (const Axis& ax : s.axes) {
+    overflow = overflow || __builtin_mul_overflow(combinations, ax.values.size(), &combinations);
+    factors.push_back(fmt::format("{} values of '{}'", ax.values.size(), join(ax.keys, "'+'")));
+  }
+  const uint64_t seeds = std::max<size_t>(1, s.seeds.size());
+  uint64_t cells = 0;
+  overflow = overflow || __builtin_add_overflow(combinations, s.includes.size(), &cells) ||
+             __builtin_mul_overflow(cells, seeds, &cells);
+  if (!overflow && cells <= kMaxCells) return;
+  throw InputError(SourceLocation{s.file.string()},
+                   fmt::format("the sweep expands to {} cells ({}{}{}); at most {} are supported: "
+                               "split it into several sweeps",
+                               overflow ? "more than 2^64" : std::to_string(cells),
+                               join(factors, " x "),
+                               s.includes.empty() ? "" : fmt::format(" + {} [[include]]", s.includes.size()),
+                               s.seeds.empty() ? "" : fmt::format(", x {} seeds", s.seeds.size()),
+                               kMaxCells));
+}
+
 }  // namespace
 
 Expansion expand(const SweepFile& sweep) {
+  check_size(sweep);
   Base base(sweep);
   Expansion out;
   std::vector<std::pair<std::vector<Setting>, bool>> pending;  // settings, included

@@ -29,9 +29,10 @@ struct Expansion {
   size_t excluded = 0;      // combinations dropped by [[exclude]]
 };
 
-// Throws InputError: a setting the config rejects (pointing at the sweep line that set it, with
-// the nearest valid key), two cells that resolve to the same run id (naming both and suggesting
-// [[exclude]]), an [[exclude]] that matches nothing, and a sweep with no cells.
+// Throws InputError: more than kMaxCells cells (before building any), a setting the config rejects
+// (pointing at the sweep line that set it, with the nearest valid key), two cells that resolve to
+// the same run id (naming both and suggesting [[exclude]]), an [[exclude]] that matches nothing,
+// and a sweep with no cells.
 Expansion expand(const SweepFile& sweep);
 
 // The cell whose run id, unique id prefix (at least 4 characters) or label is `which`; throws

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -63,8 +64,7 @@ int threads_per_job(int jobs) {
   return std::max(1, total / std::max(1, jobs));
 }
 
-std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& db,
-                                        const std::vector<const Cell*>& cells) {
+void run_children(const SweepOptions& o, const fs::path& db, const std::vector<const Cell*>& cells) {
   const int threads = threads_per_job(o.jobs);
   const fs::path logs = o.runs_dir / "logs";
   fs::create_directories(logs);
@@ -73,7 +73,6 @@ std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& d
   std::fflush(stdout);
 
   std::map<pid_t, Child> running;
-  std::map<std::string, int> codes;
   size_t next = 0, started = 0;
   bool forwarded = false;
   while (true) {
@@ -104,7 +103,6 @@ std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& d
     const Child child = it->second;
     running.erase(it);
     const int code = exit_code(status);
-    codes[child.cell->id] = code;
     if (code == 0) {
       fmt::print("{} {}: done\n", child.cell->id, child.cell->label);
     } else if (code == 130) {
@@ -115,7 +113,6 @@ std::map<std::string, int> run_children(const SweepOptions& o, const fs::path& d
     }
     std::fflush(stdout);
   }
-  return codes;
 }
 
 }  // namespace attnbench::sweep

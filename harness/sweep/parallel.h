@@ -6,7 +6,6 @@
 // marks its cell interrupted); a second one kills them.
 #pragma once
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -18,8 +17,10 @@ namespace attnbench::sweep {
 // Threads per child for `jobs` parallel cells.
 int threads_per_job(int jobs);
 
-// Runs the cells; returns each child's exit status by run id (128 + signal when killed).
-std::map<std::string, int> run_children(const SweepOptions& options, const std::filesystem::path& db,
-                                        const std::vector<const Cell*>& cells);
+// Runs the cells and prints how each child ended (the end of its log when it exited non-zero). How
+// each cell ended is in the store, which the runner reads for its exit code: a child's exit status
+// cannot tell a cell it finished from one another live process holds.
+void run_children(const SweepOptions& options, const std::filesystem::path& db,
+                  const std::vector<const Cell*>& cells);
 
 }  // namespace attnbench::sweep

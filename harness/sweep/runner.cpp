@@ -7,6 +7,11 @@
 
 #include <torch/torch.h>
 
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -141,14 +146,100 @@ std::string status_summary(results::Store& store, const std::vector<const Cell*>
   return join(parts, ", ");
 }
 
+// A cell this call was to run that did not end finished or diverged, and why.
+struct Unfinished {
+  const Cell* cell;
+  std::string why;
+};
+
+// Whether a running claim belongs to another process that is still at work: it has refreshed its
+// heartbeat within three beats and, on this host, its pid exists. A holder that fails this is
+// gone or hung; the claim lets a later run take it over once it is stale (results/store.h).
+bool live_holder(const results::RunInfo& run, const std::string& self) {
+  if (run.owner == self) return false;  // this process ended without settling the cell
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  if (now - run.heartbeat > 3 * kHeartbeatIntervalS) return false;
+  const size_t colon = run.owner.rfind(':');
+  const std::string host = run.owner.substr(0, colon);
+  if (host != self.substr(0, self.rfind(':'))) return true;
+  const pid_t pid = static_cast<pid_t>(std::atoll(run.owner.c_str() + colon + 1));
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
+
+// The cells that did not end finished or diverged, from the store, so that cells run by children
+// of --jobs count as much as cells run here. A cell that another live process holds is that
+// process's to finish (several runners may share a sweep) and does not count.
+std::vector<Unfinished> verdict(results::Store& store, const std::vector<const Cell*>& cells,
+                                bool retry_failed) {
+  std::vector<Unfinished> out;
+  for (const Cell* c : cells) {
+    const std::optional<results::RunInfo> run = store.run(c->id);
+    const std::string error =  // its first line: the summary stays one line per cell
+        run && !run->error.empty() ? ": " + run->error.substr(0, run->error.find('\n')) : "";
+    switch (run ? run->status : RunStatus::Pending) {
+      case RunStatus::Finished:
+      case RunStatus::Diverged:
+        break;
+      case RunStatus::Running:
+        if (live_holder(*run, store.owner())) {
+          fmt::print("[{}] {}: still running in {}\n", c->id, c->label, run->owner);
+        } else {
+          out.push_back({c, "marked running by " + run->owner + ", which is gone or silent; a "
+                            "later run takes it over"});
+        }
+        break;
+      case RunStatus::Failed:
+        out.push_back({c, "failed" + error + (retry_failed ? "" : " (--retry-failed runs it again)")});
+        break;
+      case RunStatus::Interrupted:
+        out.push_back({c, "interrupted" + error + " (the same command resumes it)"});
+        break;
+      case RunStatus::Pending:
+        out.push_back({c, "not started"});
+        break;
+    }
+  }
+  return out;
+}
+
+// One line naming every cell that did not finish, then why each did not, on stderr.
+void print_unfinished(const std::string& sweep, const std::vector<Unfinished>& unfinished) {
+  if (unfinished.empty()) return;
+  std::vector<std::string> names;
+  for (const Unfinished& u : unfinished) names.push_back(u.cell->id + " (" + u.cell->label + ")");
+  std::fflush(stdout);
+  fmt::print(stderr, "sweep {}: {} cell(s) did not finish: {}\n", sweep, unfinished.size(),
+             join(names));
+  for (const Unfinished& u : unfinished) {
+    fmt::print(stderr, "  {} {}: {}\n", u.cell->id, u.cell->label, u.why);
+  }
+}
+
 }  // namespace
 
+// --set applies to every cell, under the grid: a key that the grid, a [[zip]] or [[include]] sets
+// (or train.seed, which [sweep] seeds set) would be overridden in every cell it matters to, so the
+// override is refused rather than silently ignored.
 static void apply_command_line(SweepFile& sweep, const SweepOptions& o) {
   for (const std::string& text : o.sets) {
     const config::Assignment a = config::parse_assignment(text);
     const SourceLocation where{"--set " + text};
-    sweep.data.push_back({a.key, config::scalar_value(a.value(), "--set " + text, o.file), where,
-                          where});
+    for (const Axis& ax : sweep.axes) {
+      for (size_t k = 0; k < ax.keys.size(); ++k) {
+        if (ax.keys[k] != a.key) continue;
+        throw InputError(where, "'" + a.key + "' is varied by the sweep's [grid] or [[zip]] entry at " +
+                                    ax.key_where[k].str() + ", which sets it in every cell; change "
+                                    "its values there instead");
+      }
+    }
+    if (a.key == "train.seed" && !sweep.seeds.empty()) {
+      throw InputError(where, "'train.seed' is set by the sweep's seeds at " +
+                                  sweep.seeds_where.str() + "; change them there instead");
+    }
+    config::Value value = config::scalar_value(a.value(), "--set " + text, o.file);
+    check_sweep_value(value, where, "the value");
+    sweep.data.push_back({a.key, std::move(value), where, where});
   }
   if (o.limit) sweep.limit = *o.limit;
 }
@@ -163,10 +254,17 @@ static CellLaunch cell_launch(const SweepOptions& o) {
   return l;
 }
 
-int run_sweep(const SweepOptions& o) {
+// Option values that would mean nothing (docs/sweeps.md, "Errors, before any work"); the Slurm
+// script and a dry run only need these and sane rank counts, a real run checks the rest later.
+static void check_options(const SweepOptions& o) {
   if (o.jobs < 1) throw UsageError("--jobs must be at least 1");
-  // The Slurm script and a dry run only need sane numbers; a real run checks the rest below.
+  if (o.limit && *o.limit < 1) throw UsageError("--limit must be at least 1 (omit it for all items)");
+  if (o.runs_dir.empty()) throw UsageError("--runs-dir must not be empty");
   check_rank_counts(cell_launch(o));
+}
+
+int run_sweep(const SweepOptions& o) {
+  check_options(o);
   SweepFile sweep = parse_sweep_file(o.file);
   apply_command_line(sweep, o);
   Expansion e = expand(sweep);
@@ -197,7 +295,6 @@ int run_sweep(const SweepOptions& o) {
   for (const Cell* c : cells) pending.push_back(pending_run(*c));
   store.add_pending_runs(sweep.name, pending);
 
-  bool failed = false;
   if (o.jobs > 1 && cells.size() > 1) {
     // The children check and claim their own cells; the runner only sorts out what is left to do.
     // A cell marked running goes to a child too: only the claim can tell a live holder from one
@@ -213,7 +310,7 @@ int run_sweep(const SweepOptions& o) {
     }
     if (!todo.empty()) preflight_all(todo, data_root);
     print_header(sweep, e, db, o);
-    for (auto& [id, code] : run_children(o, db, todo)) failed = failed || (code != 0 && code != 130);
+    run_children(o, db, todo);  // each cell's end is in the store, which the verdict reads
   } else {
     if (o.only.empty()) {
       print_header(sweep, e, db, o);
@@ -228,21 +325,20 @@ int run_sweep(const SweepOptions& o) {
     co.launch = cell_launch(o);
     for (const Cell* c : cells) {
       if (interrupted()) break;
-      CellOutcome outcome = run_cell(sweep, *c, store, co);
-      failed = failed || outcome == CellOutcome::Failed || outcome == CellOutcome::JobFailed;
+      run_cell(sweep, *c, store, co);
     }
   }
 
-  if (!o.only.empty()) {  // one cell, often a child of --jobs or a Slurm task: no summary
-    return interrupted() ? 130 : failed ? 1 : 0;
-  }
-  fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
+  if (o.only.empty()) fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
+  const std::vector<Unfinished> unfinished = verdict(store, cells, o.retry_failed);
+  print_unfinished(sweep.name, unfinished);
   if (interrupted()) {
     fmt::print("interrupted: run the same command to resume\n");
     return 130;
   }
-  print_results(store, sweep.name);
-  return failed ? 1 : 0;
+  // One cell, often a child of --jobs or a Slurm task: the runner or `results table` sums up.
+  if (o.only.empty()) print_results(store, sweep.name);
+  return unfinished.empty() ? 0 : 1;
 }
 
 }  // namespace attnbench::sweep

@@ -34,9 +34,11 @@ struct SweepOptions {
   int dist_timeout = 300;        // seconds a rank waits for a hung peer (train --dist-timeout)
 };
 
-// Returns the exit code: 0 when every cell this call attempted ended finished or diverged (or was
-// skipped), 1 when one failed or its training job did, 130 when interrupted. Bad input throws
-// UsageError before any work.
+// Returns the exit code (docs/sweeps.md, "Exit codes"), read from the store at the end: 0 when every
+// cell of the call is finished, diverged or held by another live process; 1 when one is not (failed
+// now or before, left interrupted without a Ctrl-C here, held by a process that is gone or silent,
+// never started), naming those cells on stderr; 130 when this process was interrupted. Bad input
+// throws UsageError before any work.
 int run_sweep(const SweepOptions& options);
 
 }  // namespace attnbench::sweep

@@ -1,10 +1,14 @@
 #include "harness/sweep/slurm.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "core/common/paths.h"
+#include "harness/sweep/values.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -16,6 +20,36 @@ std::string quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// A file name for an #SBATCH directive. sbatch splits the line at blanks, ends it at an unquoted
+// '#', reads quotes and backslashes, and expands '%' patterns in --output (%A, %a), so a name
+// with anything else than plain characters is double-quoted with '\' and '"' escaped, and every
+// '%' of the literal part is written '%%'. `pattern` ("%A_%a.out") is appended as it is.
+std::string sbatch_file_name(const std::string& literal, const std::string& pattern) {
+  std::string escaped;
+  for (char c : literal) escaped += c == '%' ? std::string("%%") : std::string(1, c);
+  escaped += pattern;
+  const bool plain = std::all_of(escaped.begin(), escaped.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("/._-+,:=@%", c) != nullptr;
+  });
+  if (plain) return escaped;
+  std::string out = "\"";
+  for (char c : escaped) out += c == '\\' || c == '"' ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+// Values written into comment lines and #SBATCH directives, where no quoting helps: a line break
+// would end the line, and bash would run the rest of the value as a command in every array task.
+// Such a value (or any other control character) is refused before the script is written; values
+// that only appear in the command lines are single-quoted instead (quoted()).
+void check_one_line(const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [what, value] : values) {
+    if (!has_control_character(value)) continue;
+    throw UsageError("cannot write the Slurm script: the " + what + " \"" + printable(value) +
+                     "\" contains a line break or another control character, which would end a "
+                     "line of the script and run the rest as a command; rename it");
+  }
 }
 
 }  // namespace
@@ -106,10 +140,18 @@ std::string task_command(const SweepFile& sweep, const SweepOptions& o, const fs
 void write_slurm_script(const SweepFile& sweep, const std::vector<const Cell*>& cells,
                         const SweepOptions& o, const fs::path& db) {
   const std::string runs = absolute_path(o.runs_dir);
+  std::vector<std::pair<std::string, std::string>> one_line = {
+      {"sweep name", sweep.name},
+      {"sweep file", absolute_path(sweep.file)},
+      {"runs folder", runs},
+      {"database", absolute_path(db)},
+      {"attnbench executable", absolute_path(o.executable)}};
+  for (const Cell* c : cells) one_line.emplace_back("cell label", c->label);
+  check_one_line(one_line);
   std::string s = "#!/bin/bash\n";
   s += fmt::format("#SBATCH --job-name=attnbench-{}\n", sweep.name);
   s += fmt::format("#SBATCH --array=0-{}\n", cells.size() - 1);
-  s += fmt::format("#SBATCH --output={}/slurm/%A_%a.out\n", runs);
+  s += fmt::format("#SBATCH --output={}\n", sbatch_file_name(runs, "/slurm/%A_%a.out"));
   s += resource_lines(o);
   s += comment_lines(sweep, cells.size(), o, db, runs);
   s += "set -euo pipefail\n";

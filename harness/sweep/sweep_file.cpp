@@ -49,6 +49,13 @@ struct Reader {
     return n.as_integer()->get();
   }
 
+  // A setting's value: a scalar that a sweep may hold (values.h, check_sweep_value).
+  config::Value value(const toml::node& n, const std::string& what) const {
+    config::Value v = config::scalar_value(n, what, file);
+    check_sweep_value(v, at(n), what);
+    return v;
+  }
+
   // Flattens a table of dotted keys, accepting both `"attention.variant" = ...` and nested
   // `[grid.attention] variant = ...`, in file order (toml++ tables iterate sorted by key).
   void flatten(const toml::table& t, const std::string& prefix,
@@ -93,10 +100,15 @@ struct Reader {
       const auto& [key, node] = items[i];
       const toml::array& list = array(*node, section + " key '" + key + "'");
       if (list.empty()) throw InputError(at(*node), section + " key '" + key + "' has no values");
+      if (list.size() > kMaxCells) {  // before the pairwise duplicate check below
+        throw InputError(at(*node), section + " key '" + key + "' lists " +
+                                        std::to_string(list.size()) + " values; a sweep has at most " +
+                                        std::to_string(kMaxCells) + " cells");
+      }
       std::vector<config::Value> values;
       std::vector<SourceLocation> where;
       for (auto&& v : list) {
-        config::Value x = config::scalar_value(v, section + " value of '" + key + "'", file);
+        config::Value x = value(v, section + " value of '" + key + "'");
         for (size_t j = 0; j < values.size(); ++j) {
           if (same_value(values[j], x)) {
             throw InputError(at(v), section + " key '" + key + "' lists " + label_value(x) +
@@ -126,11 +138,29 @@ struct Reader {
   }
 };
 
+// The name goes into the database, `results table --sweep NAME`, the Slurm job name and comment
+// lines of the Slurm script: ASCII letters and digits, then also '.', '_' and '-', keep it one
+// shell word on one line everywhere, and never an option ("-x") on a command line.
+void check_sweep_name(const std::string& name, const SourceLocation& where) {
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (alnum(c) || (i > 0 && (c == '.' || c == '_' || c == '-'))) continue;
+    throw InputError(where, "sweep.name \"" + printable(name) +
+                                "\" may only contain letters, digits, '.', '_' and '-', and must "
+                                "start with a letter or digit (it names the sweep in the database, "
+                                "in Slurm job names and on command lines)");
+  }
+}
+
 void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
   for (auto&& [k, v] : t) {
     std::string key(k.str());
     if (key == "name") {
       s.name = r.string(v, "sweep.name");
+      check_sweep_name(s.name, r.at(v));
     } else if (key == "base") {
       s.base = s.file.parent_path() / r.string(v, "sweep.base");
       s.base_where = r.at(v);
@@ -179,7 +209,7 @@ void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
       auto items = r.entries(r.table(v, "sweep.data"), where);
       for (size_t i = 0; i < items.size(); ++i) {
         s.data.push_back({"data." + items[i].first,
-                          config::scalar_value(*items[i].second, "sweep.data." + items[i].first, r.file),
+                          r.value(*items[i].second, "sweep.data." + items[i].first),
                           r.at(*items[i].second), where[i]});
       }
     } else {
@@ -300,11 +330,11 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
         const toml::node& v = *items[i].second;
         if (v.is_array()) {  // any of several values
           for (auto&& e : *v.as_array()) {
-            m.any_of.push_back(config::scalar_value(e, "[[exclude]] value of '" + m.key + "'", r.file));
+            m.any_of.push_back(r.value(e, "[[exclude]] value of '" + m.key + "'"));
             check_exclude_value(s, m.key, m.any_of.back(), r.at(e));
           }
         } else {
-          m.any_of.push_back(config::scalar_value(v, "[[exclude]] value of '" + m.key + "'", r.file));
+          m.any_of.push_back(r.value(v, "[[exclude]] value of '" + m.key + "'"));
           check_exclude_value(s, m.key, m.any_of.back(), r.at(v));
         }
         ex.matches.push_back(std::move(m));
@@ -319,8 +349,7 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
       std::vector<Setting> cell;
       for (size_t i = 0; i < items.size(); ++i) {
         cell.push_back({items[i].first,
-                        config::scalar_value(*items[i].second, "[[include]] value of '" + items[i].first + "'",
-                                     r.file),
+                        r.value(*items[i].second, "[[include]] value of '" + items[i].first + "'"),
                         r.at(*items[i].second), where[i]});
       }
       s.includes.push_back(std::move(cell));

@@ -14,6 +14,11 @@
 
 namespace attnbench::sweep {
 
+// The most cells a sweep may expand to, counted before [[exclude]]: each cell is resolved from the
+// base config and listed in the store, so a list pasted in by mistake (a range of 10,000 learning
+// rates) must fail at once rather than exhaust memory and time; split a larger study into sweeps.
+constexpr uint64_t kMaxCells = 10000;
+
 // One dotted config key set to one scalar value, with where it was written.
 struct Setting {
   std::string key;  // "attention.variant"

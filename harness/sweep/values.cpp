@@ -1,5 +1,10 @@
 #include "harness/sweep/values.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
 namespace attnbench::sweep {
 
 bool same_value(const config::Value& a, const config::Value& b) {
@@ -16,6 +21,49 @@ bool same_value(const config::Value& a, const config::Value& b) {
 std::string label_value(const config::Value& v) {
   if (auto s = std::get_if<std::string>(&v)) return *s;
   return config::to_string(v);
+}
+
+namespace {
+
+bool is_control(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
+}
+
+}  // namespace
+
+void check_sweep_value(const config::Value& v, const SourceLocation& where, const std::string& what) {
+  if (auto d = std::get_if<double>(&v); d && !std::isfinite(*d)) {
+    throw InputError(where, what + " is " + config::to_string(v) +
+                                ": sweep values must be finite numbers");
+  }
+  if (auto s = std::get_if<std::string>(&v); s && has_control_character(*s)) {
+    throw InputError(where, what + " \"" + printable(*s) +
+                                "\" contains a control character (a line break, tab, ...); "
+                                "sweep values are written into listings and scripts one per line");
+  }
+}
+
+bool has_control_character(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), is_control);
+}
+
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (is_control(c)) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace attnbench::sweep

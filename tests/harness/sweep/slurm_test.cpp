@@ -139,3 +139,75 @@ CATCH_TEST_CASE("several GPUs on one node, and a timeout that is not the default
   CATCH_CHECK_THAT(s, Contains("--gpus-per-cell 4 --nodes-per-cell 1 --dist-timeout 60\n"));
   CATCH_CHECK_THAT(s, Contains("export MASTER_ADDR="));
 }
+
+CATCH_TEST_CASE("paths with blanks, quotes, '$', '%' and '#' stay one argument each") {
+  SlurmFixture f;
+  const std::string odd = "we ird'd \"q\" $(touch PWNED) %x #h";
+  fs::create_directories(f.dir / odd);
+  f.options.runs_dir = f.dir / odd / "runs";
+  f.options.data_dir = (f.dir / odd / "data").string();
+  f.options.sets = {"data.train=" + odd + "/x.bin"};
+  sweep::write_slurm_script(f.sweep, f.cells, f.options, f.dir / odd / "all.db");
+  std::ifstream in(f.options.slurm);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  // sbatch reads the directive's quotes and backslashes; '%' is its pattern character.
+  const std::string runs = (f.dir / odd / "runs").string();
+  CATCH_CHECK_THAT(ss.str(), Contains("\n#SBATCH --output=\"" + f.dir.string() +
+                                      "/we ird'd \\\"q\\\" $(touch PWNED) %%x #h/runs/slurm/%A_%a.out\"\n"));
+  CATCH_REQUIRE(std::system(("bash -n '" + f.options.slurm + "'").c_str()) == 0);
+  // Array task 0 with `exec` replaced by printing its arguments, one per line.
+  const fs::path args = f.dir / "args.txt";
+  const fs::path probe = f.dir / "probe.sh";
+  std::string text = ss.str();
+  text.replace(text.find("\nexec "), 6, "\nprintf '%s\\n' ");
+  std::ofstream(probe) << text;
+  const std::string run = "cd '" + f.dir.string() + "' && SLURM_ARRAY_TASK_ID=0 bash probe.sh > args.txt";
+  CATCH_REQUIRE(std::system(run.c_str()) == 0);
+  std::ifstream a(args);
+  std::vector<std::string> argv;
+  for (std::string line; std::getline(a, line);) argv.push_back(line);
+  const std::vector<std::string> expected = {
+      "/opt/attnbench/bin/attnbench", "sweep", (f.dir / "s.toml").string(), "--only", f.cells[0]->id,
+      "--db", (f.dir / odd / "all.cell-").string() + f.cells[0]->id + ".db", "--runs-dir", runs,
+      "--data-dir", (f.dir / odd / "data").string(), "--set", "data.train=" + odd + "/x.bin",
+      "--limit", "7"};
+  CATCH_CHECK(argv == expected);
+  CATCH_CHECK_FALSE(fs::exists(f.dir / "PWNED"));  // nothing in a path ran as a command
+  CATCH_CHECK_FALSE(fs::exists(fs::current_path() / "PWNED"));
+  CATCH_CHECK(fs::is_directory(runs + "/slurm"));
+}
+
+CATCH_TEST_CASE("a line break in anything written into a comment or directive is refused") {
+  auto refused = [](SlurmFixture& f, const std::string& what) {
+    fs::remove(f.options.slurm);
+    try {
+      f.script();
+      CATCH_FAIL("expected a UsageError for the " + what);
+    } catch (const UsageError& e) {
+      CATCH_CHECK_THAT(e.what(), Contains("the " + what) && Contains("line break"));
+      CATCH_CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
+    CATCH_CHECK_FALSE(fs::exists(f.options.slurm));  // nothing half-written
+  };
+  {
+    SlurmFixture f;
+    f.sweep.name = "t\ntouch /tmp/pwned";  // parse_sweep_file refuses it; the writer does too
+    refused(f, "sweep name");
+  }
+  {
+    SlurmFixture f;
+    f.options.runs_dir = f.dir / "runs\ntouch x";
+    refused(f, "runs folder");
+  }
+  {
+    SlurmFixture f;
+    f.options.executable = "/opt/attn\rbench";
+    refused(f, "attnbench executable");
+  }
+  {
+    SlurmFixture f;
+    f.expansion.cells[1].label = "variant=alibi\nrm -rf ~";
+    refused(f, "cell label");
+  }
+}
