@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "core/common/error.h"
+#include "core/common/regular_file.h"
 #include "core/config/attention_schema.h"
 #include "core/config/fields.h"
 #include "core/config/sizes.h"
@@ -391,11 +392,8 @@ RunConfig parse_json_run_config(const std::string& text, const std::string& sour
 }
 
 RunConfig load_run_config(const std::filesystem::path& file, const std::vector<std::string>& sets) {
-  std::ifstream in(file);
-  if (!in) throw UsageError("cannot read config " + file.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (file.extension() != ".json") return parse_run_config(ss.str(), file.string(), sets);
+  const std::string text = read_regular_file(file, "config");  // a FIFO would block (regular_file.h)
+  if (file.extension() != ".json") return parse_run_config(text, file.string(), sets);
   if (!sets.empty()) {
     // A resolved config has the preset's sizes and every parameter of its variant written out, so
     // an override of model.preset or attention.variant would silently not mean what it says.
@@ -403,7 +401,7 @@ RunConfig load_run_config(const std::filesystem::path& file, const std::vector<s
                      file.string() + " is a resolved JSON config (every default and the preset's "
                      "sizes written out), so edit a copy of it instead");
   }
-  return parse_json_run_config(ss.str(), file.string());
+  return parse_json_run_config(text, file.string());
 }
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/common/error.h"
-#include "core/data/regular_file.h"
+#include "core/common/regular_file.h"
 
 namespace attnbench::data {
 

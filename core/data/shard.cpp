@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/common/error.h"
-#include "core/data/regular_file.h"
+#include "core/common/regular_file.h"
 
 namespace attnbench::data {
 

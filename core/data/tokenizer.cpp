@@ -16,7 +16,7 @@
 #include "core/data/byte_unicode.h"
 #include "core/data/pretokenizer.h"
 #include "core/data/rank_table.h"
-#include "core/data/regular_file.h"
+#include "core/common/regular_file.h"
 #include "core/data/utf8.h"
 
 namespace attnbench::data {

@@ -147,8 +147,8 @@ std::vector<Doc> load_hub(const std::filesystem::path& path) {
 std::vector<Doc> load_hellaswag(const std::filesystem::path& root) {
   const auto file = locate(root, kFiles);
   // The text form and JSONL are told apart by the first byte: a JSON row starts with '{'.
-  std::ifstream in(file.path, std::ios::binary);
-  return in.peek() == '{' ? load_hub(file.path) : load_text_form(file.path);
+  const std::string text = read_text(file.path);
+  return !text.empty() && text[0] == '{' ? load_hub(file.path) : load_text_form(file.path);
 }
 
 // The text form cannot say where lm-eval's strip-then-remove order leaves a space (docs/tasks.md).

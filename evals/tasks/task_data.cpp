@@ -1,8 +1,9 @@
 #include "evals/tasks/task_data.h"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
+
+#include "core/common/regular_file.h"
 
 namespace attnbench::evals {
 
@@ -42,17 +43,11 @@ fs::path require_file(const fs::path& data_root, const std::string& folder,
   return p;
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + file.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Every task file is opened without blocking and must be a regular file (a FIFO would hang).
+std::string read_text(const fs::path& file) { return read_regular_file(file, "task file"); }
 
 std::vector<JsonRow> read_jsonl(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + file.string());
+  std::istringstream in(read_text(file));
   std::vector<JsonRow> rows;
   std::string line;
   int line_no = 0, first_empty = 0;
@@ -74,6 +69,8 @@ std::vector<JsonRow> read_jsonl(const fs::path& file) {
     } catch (const nlohmann::json::parse_error& e) {
       throw InputError({file.string(), line_no, static_cast<int>(e.byte)},
                        std::string("malformed JSON: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {  // a number too large for a double: no position
+      throw InputError(row.where, std::string("malformed JSON: ") + e.what());
     }
     if (!row.value.is_object()) throw InputError(row.where, "expected a JSON object per line");
     rows.push_back(std::move(row));
@@ -90,12 +87,13 @@ nlohmann::json read_json(const fs::path& file) {
     size_t upto = std::min(text.size(), static_cast<size_t>(e.byte));
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
     throw InputError({file.string(), line}, std::string("malformed JSON: ") + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a number too large for a double: no position
+    throw InputError({file.string()}, std::string("malformed JSON: ") + e.what());
   }
 }
 
 std::vector<int> read_labels(const fs::path& file, size_t expected) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + file.string());
+  std::istringstream in(read_text(file));
   std::vector<int> labels;
   std::string line;
   int line_no = 0;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/regular_file.h"
 #include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
 
@@ -42,9 +43,7 @@ int tokenize(const Options& o) {
   if (o.file == "-") {
     text = read_all(std::cin);
   } else if (!o.file.empty()) {
-    std::ifstream f(o.file, std::ios::binary);
-    if (!f) throw UsageError("tokenize: cannot read --file " + o.file);
-    text = read_all(f);
+    text = read_regular_file(o.file, "tokenize --file");
   } else if (!o.text.empty()) {
     text = o.text;
   } else if (!::isatty(STDIN_FILENO)) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/common/regular_file.h"
 #include "core/config/toml_bridge.h"
 #include "harness/sweep/values.h"
 
@@ -20,11 +21,11 @@ namespace {
 class Base {
  public:
   explicit Base(const SweepFile& s) : path_(s.base.string()) {
-    std::ifstream in(s.base, std::ios::binary);
-    if (!in) throw InputError(s.base_where, "cannot read base config " + path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text_ = ss.str();
+    try {
+      text_ = read_regular_file(s.base, "base config");
+    } catch (const UsageError& e) {
+      throw InputError(s.base_where, e.what());
+    }
   }
 
   toml::table table() const {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "evals/tasks/task.h"
+#include "core/common/regular_file.h"
 #include "core/config/toml_bridge.h"
 #include "harness/sweep/values.h"
 
@@ -359,11 +360,7 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
 }
 
 SweepFile parse_sweep_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError("cannot read sweep file " + file.string());
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_sweep_text(ss.str(), file);
+  return parse_sweep_text(read_regular_file(file, "sweep file"), file);
 }
 
 }  // namespace attnbench::sweep

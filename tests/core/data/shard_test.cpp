@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/common/error.h"
-#include "core/data/regular_file.h"
+#include "core/common/regular_file.h"
 #include "core/data/shard.h"
 #include "core/data/tokenizer.h"
 
@@ -84,7 +84,7 @@ CATCH_TEST_CASE("shard reader: input and tokenizer files that are FIFOs are refu
   Scratch s;
   HangGuard guard;
   const fs::path fifo = make_fifo(s.dir / "in.jsonl");
-  CATCH_CHECK_THAT(message_of([&] { attnbench::data::read_regular_file(fifo, "input"); }),
+  CATCH_CHECK_THAT(message_of([&] { attnbench::read_regular_file(fifo, "input"); }),
                    Catch::Contains("input " + fifo.string() + " is a FIFO (named pipe)"));
   make_fifo(s.dir / "vocab.bpe");
   std::ofstream(s.dir / "encoder.json") << "{}";

@@ -23,7 +23,7 @@ expect_error "heads.toml:3:10: model.n_head = 3 does not divide model.d_model = 
   "$ATTNBENCH" config -c "$tmp/heads.toml"
 expect_error "did you mean 'lazy'" "$ATTNBENCH" config --set attention.variant=lasy
 expect_error "--set train.lr" "$ATTNBENCH" config --set train.lr=-1
-expect_error "cannot read config" "$ATTNBENCH" config -c "$tmp/missing.toml"
+expect_error "cannot open config" "$ATTNBENCH" config -c "$tmp/missing.toml"
 expect_error "unknown key train.learning_rate" "$ATTNBENCH" train --config "$tmp/typo.toml" --out "$tmp/run"
 [ ! -e "$tmp/run" ] || { echo "FAIL: a rejected config created its run folder"; exit 1; }
 

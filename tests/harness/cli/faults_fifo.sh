@@ -1,7 +1,8 @@
 # A FIFO (or another non-regular file) where an input file belongs is refused at once with exit 2,
 # the path and the config key named: before, open() blocked forever waiting for a writer, in
 # `train --dry-run` too. Covers data.train, data.val, a folder of shards holding a FIFO, `data
-# prepare --input` and the tokenizer files.
+# prepare --input`, the tokenizer files, the run config, a sweep file and its base config, and
+# `tokenize --file`.
 source "$(dirname "$0")/train_fixture.bash"
 copy_task_shard "$WORK/val.bin" 50 2
 write_config
@@ -34,4 +35,12 @@ expect_fail 2 "$WORK/in.jsonl" run data prepare --input "$WORK/in.jsonl" --out "
 mkdir "$WORK/tok"
 mkfifo "$WORK/tok/vocab.bpe" "$WORK/tok/encoder.json"
 expect_fail 2 "is a FIFO" run tokenize --tokenizer "$WORK/tok" "hello"
+
+# The files a command reads first: a run config, a sweep file, a sweep's base config, text.
+mkfifo "$WORK/cfg.toml" "$WORK/text.txt"
+expect_fail 2 "config $WORK/cfg.toml is a FIFO" run train --config "$WORK/cfg.toml" --dry-run
+expect_fail 2 "sweep file $WORK/cfg.toml is a FIFO" run sweep "$WORK/cfg.toml" --dry-run
+printf '[sweep]\nname = "fifo"\nbase = "%s"\n' "$WORK/cfg.toml" > "$WORK/sweep.toml"
+expect_fail 2 "base config $WORK/cfg.toml is a FIFO" run sweep "$WORK/sweep.toml" --dry-run
+expect_fail 2 "tokenize --file $WORK/text.txt is a FIFO" run tokenize --file "$WORK/text.txt"
 echo PASS

@@ -32,7 +32,7 @@ expect_error "'variant=softmax renormalize=false' and 'variant=softmax renormali
   "$ATTNBENCH" sweep "$tmp/collide.toml" --db "$tmp/x.db" --runs-dir "$tmp/x"
 [ ! -e "$tmp/x.db" ] && [ ! -e "$tmp/x" ] || fail "a rejected sweep left files behind"
 expect_error "no cell has that run id or label" "$ATTNBENCH" sweep "$tmp/sweep.toml" --only nonsense --dry-run
-expect_error "cannot read base config" bash -c "printf '[sweep]\nname = \"t\"\nbase = \"nope.toml\"\n' > '$tmp/nobase.toml'; '$ATTNBENCH' sweep '$tmp/nobase.toml' --dry-run"
+expect_error "cannot open base config" bash -c "printf '[sweep]\nname = \"t\"\nbase = \"nope.toml\"\n' > '$tmp/nobase.toml'; '$ATTNBENCH' sweep '$tmp/nobase.toml' --dry-run"
 
 # --only selects one cell by label; the dry run lists just that one.
 "$ATTNBENCH" sweep "$tmp/sweep.toml" --only "variant=lazy seed=1" --dry-run > "$tmp/one"

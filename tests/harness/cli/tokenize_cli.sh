@@ -44,5 +44,5 @@ expect_usage "outside the GPT-2 vocabulary" "$ATTNBENCH" detokenize 15496 50257
 expect_usage "'abc' is not a token id" "$ATTNBENCH" detokenize 1 abc
 expect_usage "not both" "$ATTNBENCH" tokenize --file "$stress" "some text"
 expect_usage "gpt2_tokenizer" "$ATTNBENCH" tokenize --data-dir "$tmp/nowhere" "x"
-expect_usage "cannot read" "$ATTNBENCH" tokenize --file "$tmp/missing.txt"
+expect_usage "cannot open tokenize --file" "$ATTNBENCH" tokenize --file "$tmp/missing.txt"
 echo "ok"

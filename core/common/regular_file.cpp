@@ -1,4 +1,4 @@
-#include "core/data/regular_file.h"
+#include "core/common/regular_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "core/common/error.h"
 
-namespace attnbench::data {
+namespace attnbench {
 
 namespace {
 
@@ -63,4 +63,4 @@ std::string read_regular_file(const std::filesystem::path& path, const std::stri
   return out;
 }
 
-}  // namespace attnbench::data
+}  // namespace attnbench

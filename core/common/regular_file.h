@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-namespace attnbench::data {
+namespace attnbench {
 
 // A read-only descriptor (close-on-exec) of the regular file `path`, for the caller to close.
 // `what` names its role in messages ("shard", "input", "tokenizer file"). A path that is missing,
@@ -15,4 +15,4 @@ int open_regular_file(const std::filesystem::path& path, const std::string& what
 // The whole content of the regular file `path` (open_regular_file's checks and errors).
 std::string read_regular_file(const std::filesystem::path& path, const std::string& what);
 
-}  // namespace attnbench::data
+}  // namespace attnbench
