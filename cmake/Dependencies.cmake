@@ -1,18 +1,21 @@
 # Every dependency is a Debian package (scripts/setup installs them); nothing is downloaded here.
 # The one exception is the CUDA build's LibTorch, the PyPI torch wheel that scripts/fetch-torch
 # unpacks into .deps/ beforehand (cmake/Cuda.cmake).
-if(ATTNBENCH_CUDA)
-  include(${CMAKE_CURRENT_LIST_DIR}/Cuda.cmake)
-endif()
-find_package(Torch REQUIRED)
-if(ATTNBENCH_CUDA)
-  attnbench_cuda_check_torch()
-endif()
-# Gloo's headers: c10d's ProcessGroupGloo.hpp includes them (data-parallel training on the CPU);
-# Debian's LibTorch links libgloo, the wheel has Gloo built in, neither ships the headers.
-find_path(GLOO_INCLUDE_DIR gloo/context.h)
-if(NOT GLOO_INCLUDE_DIR)
-  message(FATAL_ERROR "Gloo's headers (gloo/context.h) not found: run scripts/setup (libgloo-dev)")
+# The sanitizer and fuzz builds (cmake/Sanitize.cmake) are torch-free: no LibTorch, no Gloo.
+if(NOT ATTNBENCH_TORCH_FREE)
+  if(ATTNBENCH_CUDA)
+    include(${CMAKE_CURRENT_LIST_DIR}/Cuda.cmake)
+  endif()
+  find_package(Torch REQUIRED)
+  if(ATTNBENCH_CUDA)
+    attnbench_cuda_check_torch()
+  endif()
+  # Gloo's headers: c10d's ProcessGroupGloo.hpp includes them (data-parallel training on the CPU);
+  # Debian's LibTorch links libgloo, the wheel has Gloo built in, neither ships the headers.
+  find_path(GLOO_INCLUDE_DIR gloo/context.h)
+  if(NOT GLOO_INCLUDE_DIR)
+    message(FATAL_ERROR "Gloo's headers (gloo/context.h) not found: run scripts/setup (libgloo-dev)")
+  endif()
 endif()
 find_package(tomlplusplus 3 REQUIRED)
 find_package(SQLite3 REQUIRED)

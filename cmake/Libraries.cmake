@@ -48,6 +48,9 @@ attnbench_library(ab_core DIR core/common core/config core/data
 attnbench_library(ab_results DIR results DEPS ab_core SQLite::SQLite3)
 attnbench_library(ab_results_formats DIR results/formats DEPS ab_results)
 attnbench_library(ab_evals_tasks DIR evals/tasks DEPS ab_core)
+if(ATTNBENCH_TORCH_FREE)  # the sanitizer and fuzz builds (cmake/Sanitize.cmake) stop here
+  return()
+endif()
 
 # Torch layers, bottom up.
 attnbench_library(ab_kernels_cpu DIR kernels/cpu TORCH DEPS ab_core)

@@ -3,9 +3,11 @@
 # One precompiled torch header for the whole project (docs/toolchain.md, "Compile time": a PCH per
 # target is 568 MB and slower overall). Torch targets call attnbench_use_torch(), which links torch
 # and reuses it.
-add_library(attnbench_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
-target_link_libraries(attnbench_pch PUBLIC torch)
-target_precompile_headers(attnbench_pch PRIVATE <torch/torch.h>)
+if(NOT ATTNBENCH_TORCH_FREE)  # the sanitizer and fuzz builds have no torch (cmake/Sanitize.cmake)
+  add_library(attnbench_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/pch.cpp)
+  target_link_libraries(attnbench_pch PUBLIC torch)
+  target_precompile_headers(attnbench_pch PRIVATE <torch/torch.h>)
+endif()
 
 function(attnbench_use_torch target)
   target_link_libraries(${target} PUBLIC torch)

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "core/data/utf8.h"
+
 namespace attnbench::config {
 
 SourceLocation where_of(const toml::source_region& region, const std::string& fallback) {
@@ -62,6 +64,12 @@ Assignment parse_assignment(const std::string& text) {
   try {
     parsed = toml::parse("v = " + value);
   } catch (const toml::parse_error&) {
+    // A bare word is a string. Config text is UTF-8 as in a TOML file: the canonical JSON and the
+    // run id are made from it (an invalid byte, e.g. a Latin-1 path, used to surface as a JSON error).
+    if (const size_t valid = data::utf8_valid_prefix(value); valid != value.size()) {
+      throw InputError(loc, "the value of " + a.key + " is not valid UTF-8 (byte " +
+                                std::to_string(valid + 1) + "); config values are UTF-8 text");
+    }
     parsed = toml::table{{"v", value}};
   }
   // Node copies from `parsed` carry a position in the one-line document "v = ..."; re-insert a
