@@ -208,7 +208,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
   nlohmann::json enc;
   try {
     enc = nlohmann::json::parse(read_file(encoder_path));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
     throw InputError({encoder_path.string(), 0, 0},
                      std::string("invalid JSON: ") + e.what() + " (expected {token: id, ...})");
   }

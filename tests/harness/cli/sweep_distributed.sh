@@ -205,7 +205,7 @@ expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on s
 args=("$tmp/one.toml" --db "$tmp/rejected.db" --runs-dir "$tmp/rejected")
 expect_error "--nodes-per-cell 2: ranks on several nodes are started by srun" \
   "$ATTNBENCH" sweep "${args[@]}" --nodes-per-cell 2
-expect_error "--gpus-per-cell must be at least 1" "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 0
+expect_error "--gpus-per-cell: '0' is not an integer in [1," "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 0
 expect_error "--jobs 2 cannot be combined with 2 ranks per cell" \
   "$ATTNBENCH" sweep "$tmp/sweep.toml" --jobs 2 --gpus-per-cell 2 --db "$tmp/rejected.db" --runs-dir "$tmp/rejected"
 expect_error "cannot be split evenly over 3 ranks" "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 3
