@@ -80,8 +80,6 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
 }
 
 int run(const Options& o) {
-  if (o.heatmap_tokens <= 0) throw UsageError("--heatmap-tokens must be > 0");
-  if (o.heatmap_head < 0) throw UsageError("--heatmap-head must be >= 0");
   init_threads(o.threads);
   results::Store store = results::Store::open(results::default_db_path(o.db), /*read_only=*/true);
   results::ReportOptions ro;
@@ -107,11 +105,19 @@ RegisterCommand reg("report", "Static HTML report of a sweep (tables, curves, at
   app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB, else runs/attnbench.db)");
   app.add_option("--runs-dir", o->runs_dir, "Folder of the run folders <runs-dir>/<run id>/ (heatmaps)")
       ->capture_default_str();
-  app.add_option("--heatmap-layer", o->heatmap_layer, "Heatmap layer (-1 = the last)")->capture_default_str();
-  app.add_option("--heatmap-head", o->heatmap_head, "Heatmap head")->capture_default_str();
-  app.add_option("--heatmap-tokens", o->heatmap_tokens, "Heatmap size in tokens")->capture_default_str();
+  app.add_option("--heatmap-layer", o->heatmap_layer, "Heatmap layer (-1 = the last)")
+      ->capture_default_str()
+      ->check(int_in(-1));
+  app.add_option("--heatmap-head", o->heatmap_head, "Heatmap head")
+      ->capture_default_str()
+      ->check(int_in(0));
+  app.add_option("--heatmap-tokens", o->heatmap_tokens, "Heatmap size in tokens")
+      ->capture_default_str()
+      ->check(int_in(1));
   app.add_flag("--no-heatmaps", o->no_heatmaps, "Do not load checkpoints");
-  app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)");
+  app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)")
+      ->check(int_in(0));
+  refuse_empty_values(app);
   return [o] { return run(*o); };
 });
 

@@ -148,6 +148,7 @@ const RegisterCommand reg_table("results", "table", "The paper-style table of a 
   cmd.add_option("--format", o->format, "md (default); one of " + join(r::table_format_names(), " | "));
   cmd.add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
   add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
   return [o] { return run_table(*o); };
 });
 
@@ -159,6 +160,7 @@ const RegisterCommand reg_runs("results", "runs", "List runs", [](CLI::App& cmd)
                  "interrupted)");
   cmd.add_option("--format", o->format, "table (default) | csv | json");
   add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
   return [o] { return run_runs(*o); };
 });
 
@@ -168,6 +170,7 @@ const RegisterCommand reg_show("results", "show", "Config, metadata, final metri
   cmd.add_option("run", o->run, "Run id (or a unique prefix)")->required();
   cmd.add_option("--format", o->format, "text (default) | json");
   add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
   return [o] { return run_show(*o); };
 });
 
@@ -179,6 +182,7 @@ const RegisterCommand reg_curves("results", "curves", "A training curve of a run
                  "Metric key: train/loss (default) or val/loss, as the trainer writes them");
   cmd.add_option("--format", o->format, "csv (default) | json | table");
   add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
   return [o] { return run_curves(*o); };
 });
 
@@ -189,6 +193,7 @@ const RegisterCommand reg_merge("results", "merge",
   auto o = std::make_shared<Options>();
   cmd.add_option("out", o->out, "Output database (created if missing)")->required();
   cmd.add_option("inputs", o->inputs, "Input databases (none: create OUT or upgrade its schema in place)");
+  refuse_empty_values(cmd);
   return [o] { return run_merge(*o); };
 });
 
@@ -198,6 +203,7 @@ const RegisterCommand reg_sql("results", "sql", "Run one read-only SQL statement
   cmd.add_option("query", o->sql, "The statement, e.g. \"SELECT * FROM runs\"")->required();
   cmd.add_option("--format", o->format, "table (default) | csv | json");
   add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
   return [o] { return run_sql(*o); };
 });
 

@@ -24,6 +24,10 @@ expect_line() {  # $1 = exact line, $2 = file
 }
 
 expect_error "no results database at $tmp/none.db" "$ATTNBENCH" results runs --db "$tmp/none.db"
+# An empty value is refused, never replaced by the default database.
+expect_error "empty value" "$ATTNBENCH" results runs --db ""
+expect_error "empty value" "$ATTNBENCH" report --sweep s --out "$tmp/r" --db ""
+expect_error "--heatmap-tokens" "$ATTNBENCH" report --sweep s --out "$tmp/r" --heatmap-tokens -3
 "$ATTNBENCH" results merge "$db" > /dev/null   # creates the schema
 python3 - "$db" <<'PY'
 import sqlite3, sys
