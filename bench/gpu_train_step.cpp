@@ -1,5 +1,7 @@
 // Training-step throughput on a CUDA GPU (docs/gpu.md, "What it costs"):
 //   gpu_train_step/<preset>/T:<T>/<variant>    preset tiny | 125m, T 1024 | 4096, variant softmax | lazy
+//   gpu_train_step/340m/T:4096/lazy[+fused]    the paper's size: lazy eager, and on the fused CUDA
+//                                              Elastic kernels (attention.backend = "fused")
 // One iteration = one optimizer step as harness/train runs it: forward under bf16 autocast
 // (train.precision = "bf16"), cross-entropy, backward, gradient clipping to 1.0, AdamW with the
 // schedule's lr. softmax runs LibTorch's SDPA through the "cuda" kernel (kernels/cuda); lazy
@@ -30,11 +32,11 @@ namespace {
 using namespace attnbench;
 
 void gpu_train_step(benchmark::State& state, const std::string& preset, int64_t T, int64_t B,
-                    const std::string& variant) {
+                    const std::string& variant, const std::string& backend) {
   const torch::Device cuda(torch::kCUDA, 0);
   auto cfg = config::parse_run_config("[model]\npreset = \"" + preset + "\"\ncontext_length = " +
                                           std::to_string(T) + "\n[attention]\nvariant = \"" +
-                                          variant + "\"\n",
+                                          variant + "\"\nbackend = \"" + backend + "\"\n",
                                       "bench.toml");
   try {
     torch::manual_seed(0);
@@ -108,11 +110,23 @@ int main(int argc, char** argv) {
       const std::string name = std::string("gpu_train_step/") + c.preset + "/T:" +
                                std::to_string(c.T) + "/" + variant;
       benchmark::RegisterBenchmark(name.c_str(), gpu_train_step, std::string(c.preset), c.T, c.B,
-                                   std::string(variant))
+                                   std::string(variant), std::string("auto"))
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime()
           ->Iterations(c.T >= 4096 ? 3 : 10);
     }
+  }
+  // The 340m preset at T = 4096 with lazy attention: eager (tens of GiB of [B, H, T, T] tensors;
+  // out of memory is reported as that case's error) against the fused CUDA kernels.
+  for (const char* backend : {"eager", "fused"}) {
+    const bool fused = backend == std::string("fused");
+    const std::string name =
+        std::string("gpu_train_step/340m/T:4096/lazy") + (fused ? "+fused" : "");
+    benchmark::RegisterBenchmark(name.c_str(), gpu_train_step, std::string("340m"), int64_t{4096},
+                                 int64_t{1}, std::string("lazy"), std::string(backend))
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(3);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
