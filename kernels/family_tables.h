@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+
+#include "kernels/attention_family.h"
 
 namespace attnbench::kernels {
 
@@ -80,6 +83,35 @@ inline ParameterGrads parameter_grads(const torch::Tensor& dthresh, const torch:
              .sum(1)
              .to(alibi.scalar_type());
   return g;
+}
+
+// "[2, 3]": a shape for messages.
+inline std::string shape_of(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
+  return s + "]";
+}
+
+// Why a kernel cannot take the spec's parameters for q of shape [B, H, T, *], "" when it can: ALiBi
+// slopes [H], a distance bias [H, W >= 1], and for Elastic-Softmax tau [H] or [B, T, H]; a
+// normaliser that is not handled here is unsupported. Devices are each kernel's own check.
+inline std::string unsupported_parameters(const FamilySpec& spec, int64_t B, int64_t H,
+                                          int64_t T_len) {
+  if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
+    return "alibi_slopes must be [H]";
+  if (spec.distance_bias.defined() &&
+      (spec.distance_bias.dim() != 2 || spec.distance_bias.size(0) != H ||
+       spec.distance_bias.size(1) < 1))
+    return "distance_bias must be [H, W] with W >= 1";
+  switch (spec.normalizer) {  // no default: a new normaliser is unsupported until handled here
+    case Normalizer::Softmax:
+      return "";
+    case Normalizer::Elastic:
+      if (!spec.tau.defined()) return "elastic tau must be [H] or [B, T, H], got none";
+      if (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, T_len, H})) return "";
+      return "elastic tau must be [H] or [B, T, H], got " + shape_of(spec.tau);
+  }
+  return "normalizer " + std::to_string(static_cast<int>(spec.normalizer)) + " is not implemented";
 }
 
 }  // namespace attnbench::kernels

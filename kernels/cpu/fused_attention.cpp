@@ -112,20 +112,6 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
   }
 };
 
-std::string shape_of(const torch::Tensor& t) {
-  std::string s = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "]";
-}
-
-// The elastic offset's shape: [H] per head or [B, T, H] per query token (attention_family.h).
-std::string unsupported_tau(const torch::Tensor& tau, int64_t B, int64_t H, int64_t T_len) {
-  if (!tau.defined()) return "elastic tau must be [H] or [B, T, H], got none";
-  if (!tau.device().is_cpu()) return "CPU tensors expected (tau)";
-  if (tau.sizes().equals({H}) || tau.sizes().equals({B, T_len, H})) return "";
-  return "elastic tau must be [H] or [B, T, H], got " + shape_of(tau);
-}
-
 // Everything the forward and backward below handle: any B, H, T, D; floating dtypes (float32 and
 // float64 natively, 16-bit types in float32); ALiBi slopes and a distance bias, alone or together;
 // softmax and Elastic-Softmax with tau [H] or [B, T, H], over n_i or not, renormalised or not.
@@ -139,22 +125,11 @@ std::string unsupported_inputs(const torch::Tensor& q, const torch::Tensor& k,
     return "q, k, v must share one dtype";
   if (!q.device().is_cpu() || !k.device().is_cpu() || !v.device().is_cpu())
     return "CPU tensors expected";
-  const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
   for (const auto* t : {&spec.alibi_slopes, &spec.distance_bias})
     if (t->defined() && !t->device().is_cpu()) return "CPU tensors expected (position bias)";
-  if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
-    return "alibi_slopes must be [H]";
-  if (spec.distance_bias.defined() &&
-      (spec.distance_bias.dim() != 2 || spec.distance_bias.size(0) != H ||
-       spec.distance_bias.size(1) < 1))
-    return "distance_bias must be [H, W] with W >= 1";
-  switch (spec.normalizer) {  // no default: a new normaliser is unsupported until handled here
-    case Normalizer::Softmax:
-      return "";
-    case Normalizer::Elastic:
-      return unsupported_tau(spec.tau, B, H, T_len);
-  }
-  return "normalizer " + std::to_string(static_cast<int>(spec.normalizer)) + " is not implemented";
+  if (spec.normalizer == Normalizer::Elastic && spec.tau.defined() && !spec.tau.device().is_cpu())
+    return "CPU tensors expected (tau)";
+  return unsupported_parameters(spec, q.size(0), q.size(1), q.size(2));
 }
 
 torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

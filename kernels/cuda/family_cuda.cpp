@@ -131,12 +131,6 @@ struct FamilyCudaAttention : torch::autograd::Function<FamilyCudaAttention> {
   }
 };
 
-std::string shape_of(const torch::Tensor& t) {
-  std::string s = "[";
-  for (int64_t d = 0; d < t.dim(); ++d) s += (d ? ", " : "") + std::to_string(t.size(d));
-  return s + "]";
-}
-
 // What the launch needs of the device: the backward's shared memory (the larger of the two).
 std::string unsupported_device(const torch::Tensor& q) {
   int limit = 0;
@@ -149,27 +143,6 @@ std::string unsupported_device(const torch::Tensor& q) {
     return "needs " + std::to_string(need) + " bytes of shared memory per block, the device has " +
            std::to_string(limit);
   return "";
-}
-
-std::string unsupported_spec(const torch::Tensor& q, const FamilySpec& spec) {
-  const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
-  for (const auto* t : {&spec.alibi_slopes, &spec.distance_bias, &spec.tau})
-    if (t->defined() && t->device() != q.device()) return "parameters on q's device expected";
-  if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
-    return "alibi_slopes must be [H]";
-  if (spec.distance_bias.defined() &&
-      (spec.distance_bias.dim() != 2 || spec.distance_bias.size(0) != H ||
-       spec.distance_bias.size(1) < 1))
-    return "distance_bias must be [H, W] with W >= 1";
-  switch (spec.normalizer) {  // no default: a new normaliser is unsupported until handled here
-    case Normalizer::Softmax:
-      return "";
-    case Normalizer::Elastic:
-      if (!spec.tau.defined()) return "elastic tau must be [H] or [B, T, H], got none";
-      if (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, T_len, H})) return "";
-      return "elastic tau must be [H] or [B, T, H], got " + shape_of(spec.tau);
-  }
-  return "normalizer " + std::to_string(static_cast<int>(spec.normalizer)) + " is not implemented";
 }
 
 }  // namespace
@@ -188,7 +161,9 @@ std::string family_cuda_unsupported(const torch::Tensor& q, const torch::Tensor&
   if (q.size(3) != 64 && q.size(3) != 128)
     return "head dimension 64 or 128 expected, got " + std::to_string(q.size(3));
   if (q.size(0) * q.size(1) > INT32_MAX) return "B * H must fit in a grid dimension";
-  const std::string s = unsupported_spec(q, spec);
+  for (const auto* t : {&spec.alibi_slopes, &spec.distance_bias, &spec.tau})
+    if (t->defined() && t->device() != q.device()) return "parameters on q's device expected";
+  const std::string s = unsupported_parameters(spec, q.size(0), q.size(1), q.size(2));
   return s.empty() ? unsupported_device(q) : s;
 }
 
