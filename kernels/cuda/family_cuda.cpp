@@ -4,6 +4,7 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -131,14 +132,15 @@ struct FamilyCudaAttention : torch::autograd::Function<FamilyCudaAttention> {
   }
 };
 
-// What the launch needs of the device: the backward's shared memory (the larger of the two).
+// What the launches need of the device: the shared memory of the larger CTA, forward or backward.
 std::string unsupported_device(const torch::Tensor& q) {
   int limit = 0;
   const cudaError_t err = cudaDeviceGetAttribute(
       &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, q.device().index());
   if (err != cudaSuccess) return std::string("cannot query the device: ") + cudaGetErrorString(err);
   const auto e = static_cast<Element>(element_of(q.scalar_type()));
-  const std::size_t need = family_backward_smem(e, q.size(3));
+  const std::size_t need =
+      std::max(family_forward_smem(e, q.size(3)), family_backward_smem(e, q.size(3)));
   if (need > static_cast<std::size_t>(limit))
     return "needs " + std::to_string(need) + " bytes of shared memory per block, the device has " +
            std::to_string(limit);
