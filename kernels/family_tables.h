@@ -30,9 +30,11 @@ inline torch::Tensor bias_table(const torch::Tensor& alibi, const torch::Tensor&
   return table.contiguous();
 }
 
-// n_i = i + 1 keys are visible to query i (docs/paper.md 1.3: tau / i with 1-based i).
-inline torch::Tensor visible_keys(int64_t T_len, const torch::TensorOptions& opts) {
-  return torch::arange(1, T_len + 1, opts);
+// n_i = i + 1 keys are visible to query i (docs/paper.md 1.3: tau / i with 1-based i), for the
+// T_len queries at positions first .. first + T_len - 1 (first > 0: incremental decoding).
+inline torch::Tensor visible_keys(int64_t T_len, const torch::TensorOptions& opts,
+                                  int64_t first = 0) {
+  return torch::arange(first + 1, first + T_len + 1, opts);
 }
 
 // t[b, h, i] = tau / n_i or tau, [B, H, T], float32 at least (the ReLU threshold p + t is

@@ -21,13 +21,21 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const config::ModelConfig& mode
   core = register_module("core", variants::make_variant(ctx));
 }
 
+torch::Tensor CausalSelfAttentionImpl::heads(const torch::Tensor& y) const {
+  return y.view({y.size(0), y.size(1), n_head_, head_dim_}).transpose(1, 2);
+}
+
+torch::Tensor CausalSelfAttentionImpl::merge(const torch::Tensor& y) {
+  return o(y.transpose(1, 2).reshape({y.size(0), y.size(2), n_head_ * head_dim_}));
+}
+
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, torch::Tensor* weights) {
-  const int64_t b = x.size(0), t = x.size(1);
-  auto heads = [&](const torch::Tensor& y) {  // [B, T, C] -> [B, H, T, D]
-    return y.view({b, t, n_head_, head_dim_}).transpose(1, 2);
-  };
-  auto y = core->forward(heads(q(x)), heads(k(x)), heads(v(x)), x, weights);
-  return o(y.transpose(1, 2).reshape({b, t, n_head_ * head_dim_}));
+  return merge(core->forward(heads(q(x)), heads(k(x)), heads(v(x)), x, weights));
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward_incremental(const torch::Tensor& x,
+                                                           variants::KVCache& cache) {
+  return merge(core->forward_incremental(heads(q(x)), heads(k(x)), heads(v(x)), x, cache));
 }
 
 }  // namespace attnbench::model

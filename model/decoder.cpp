@@ -59,21 +59,39 @@ DecoderLMImpl::DecoderLMImpl(const config::RunConfig& cfg) : model_(cfg.model) {
   }
 }
 
-torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx) { return forward(idx, nullptr); }
+torch::Tensor BlockImpl::forward_incremental(const torch::Tensor& h, variants::KVCache& cache) {
+  auto x = h + attn->forward_incremental(attn_norm(h), cache);
+  return x + mlp(mlp_norm(x));
+}
+
+void DecoderCache::repeat_rows(int64_t n) {
+  for (auto& layer : layers) layer.repeat_rows(n);
+}
+
+torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx) { return head(hidden(idx)); }
 
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx,
                                      std::vector<torch::Tensor>* attn_weights) {
+  if (!attn_weights) return forward(idx);
   auto h = embedding(idx);
   for (auto& b : block_list_) {
-    if (attn_weights) {
-      torch::Tensor w;
-      h = b->forward(h, &w);
-      attn_weights->push_back(w);
-    } else {
-      h = b->forward(h);
-    }
+    torch::Tensor w;
+    h = b->forward(h, &w);
+    attn_weights->push_back(w);
   }
-  h = final_norm(h);
+  return head(final_norm(h));
+}
+
+torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cache) {
+  if (cache) cache->layers.resize(block_list_.size());
+  auto h = embedding(idx);
+  for (size_t i = 0; i < block_list_.size(); ++i) {
+    h = cache ? block_list_[i]->forward_incremental(h, cache->layers[i]) : block_list_[i]->forward(h);
+  }
+  return final_norm(h);
+}
+
+torch::Tensor DecoderLMImpl::head(const torch::Tensor& h) {
   return !lm_head.is_empty() ? lm_head(h) : torch::nn::functional::linear(h, embedding->weight);
 }
 

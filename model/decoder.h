@@ -22,12 +22,22 @@ class BlockImpl : public torch::nn::Module {
   BlockImpl(const config::ModelConfig& model, const config::AttentionConfig& attention,
             int64_t layer);
   torch::Tensor forward(const torch::Tensor& h, torch::Tensor* attn_weights = nullptr);
+  // h [B, T, C] of T new positions after those in `cache` (which gains them).
+  torch::Tensor forward_incremental(const torch::Tensor& h, variants::KVCache& cache);
 
   RMSNorm attn_norm{nullptr}, mlp_norm{nullptr};
   CausalSelfAttention attn{nullptr};
   SwiGLU mlp{nullptr};
 };
 TORCH_MODULE(Block);
+
+// What incremental decoding keeps of the tokens fed so far: one KVCache per layer.
+struct DecoderCache {
+  std::vector<variants::KVCache> layers;
+  int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
+  // Each row b becomes n rows (b n .. b n + n - 1).
+  void repeat_rows(int64_t n);
+};
 
 class DecoderLMImpl : public torch::nn::Module {
  public:
@@ -39,6 +49,13 @@ class DecoderLMImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& idx);
   // The same; also appends each layer's attention weights [B, H, T, T] to *attn_weights.
   torch::Tensor forward(const torch::Tensor& idx, std::vector<torch::Tensor>* attn_weights);
+
+  // The trunk: idx [B, T] -> the final-normed hidden states [B, T, C]. With `cache`, the T tokens
+  // follow the cache's P positions (incremental decoding: rows P.. of the trunk over all P + T
+  // tokens) and are appended to it.
+  torch::Tensor hidden(const torch::Tensor& idx, DecoderCache* cache = nullptr);
+  // The LM head: hidden states [..., C] -> logits [..., padded_vocab].
+  torch::Tensor head(const torch::Tensor& h);
 
   // Distinct parameters (a tied head is counted once).
   int64_t num_parameters() const;

@@ -88,10 +88,10 @@ class DifferentialAttentionImpl : public AttentionVariantImpl {
                         const torch::Tensor& x, torch::Tensor* weights) override {
     kernels::FamilySpec spec;
     position_.describe(spec, q.device());
-    const int64_t half = q.size(3) / 2;
-    const auto future = causal_mask(q.size(2), q.device()).logical_not();
+    const int64_t half = q.size(3) / 2, Tq = q.size(2), first = k.size(2) - Tq;
+    const auto future = causal_mask(Tq, k.size(2), q.device()).logical_not();
     const auto map = [&](int64_t m) {  // causal softmax over half m of q and k (float32 at least)
-      const auto s = eager_family_scores(position_.rotate(q.narrow(-1, m * half, half)),
+      const auto s = eager_family_scores(position_.rotate(q.narrow(-1, m * half, half), first),
                                          position_.rotate(k.narrow(-1, m * half, half)), spec);
       return torch::softmax(s.masked_fill(future, -INFINITY), -1);
     };

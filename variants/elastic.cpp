@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kernels/family_tables.h"
+
 namespace attnbench::variants {
 
 const std::vector<std::string>& tau_forms() {
@@ -23,7 +25,7 @@ TauForm parse_tau_form(const std::string& form) {
 }
 
 torch::Tensor elastic_offsets(const torch::Tensor& tau, bool over_len, int64_t T,
-                              torch::ScalarType dtype) {
+                              torch::ScalarType dtype, int64_t first) {
   torch::Tensor t;
   if (tau.dim() == 1) {
     t = tau.to(dtype).view({1, -1, 1, 1});  // [1, H, 1, 1]
@@ -32,8 +34,8 @@ torch::Tensor elastic_offsets(const torch::Tensor& tau, bool over_len, int64_t T
     t = tau.to(dtype).permute({0, 2, 1}).unsqueeze(-1);  // [B, H, T, 1]
   }
   if (over_len) {
-    auto n = torch::arange(1, T + 1, torch::TensorOptions().dtype(dtype).device(tau.device()));
-    t = t / n.view({1, 1, T, 1});
+    const auto opts = torch::TensorOptions().dtype(dtype).device(tau.device());
+    t = t / kernels::visible_keys(T, opts, first).view({1, 1, T, 1});
   }
   return t;
 }

@@ -23,13 +23,13 @@ const std::vector<std::string>& tau_forms();   // per_head_over_len, per_token, 
 const std::vector<std::string>& tau_scales();  // inv_len, none
 TauForm parse_tau_form(const std::string& form);
 
-// The offsets t [B or 1, H, T, 1] in dtype `dtype` from tau [H] (per head) or [B, T, H] (per query
-// token), divided by n_i = i + 1 when `over_len`.
+// The offsets t [B or 1, H, T, 1] in dtype `dtype` of the T queries at positions first..first+T-1,
+// from tau [H] (per head) or [B, T, H] (per query token), divided by n_i = i + 1 when `over_len`.
 torch::Tensor elastic_offsets(const torch::Tensor& tau, bool over_len, int64_t T,
-                              torch::ScalarType dtype);
+                              torch::ScalarType dtype, int64_t first = 0);
 
 // a = ReLU(p + t) with future keys (causal == false) forced to 0 even when t > 0, then the
-// optional renormalisation. p [B, H, T, T], t broadcastable to it, causal [T, T] bool. The
+// optional renormalisation. p [B, H, Tq, T], t broadcastable to it, causal [Tq, T] bool. The
 // threshold is computed in p's dtype, which the caller makes at least float32 (docs/paper.md 1.3:
 // in bf16, p + tau/i near tau = -1 rounds wrongly).
 torch::Tensor elastic_normalize(const torch::Tensor& p, const torch::Tensor& t,

@@ -198,7 +198,8 @@ void FamilyAttentionImpl::init_cures(const VariantContext& ctx) {
   }
 }
 
-kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torch::Device& device) {
+kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torch::Device& device,
+                                              int64_t first) {
   kernels::FamilySpec s;
   position_.describe(s, device);
   s.normalizer = normalizer_;
@@ -206,7 +207,9 @@ kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torc
     case kernels::Normalizer::Softmax:
       break;
     case kernels::Normalizer::Elastic:
-      s.tau = tau_form_ == TauForm::PerToken ? tau_proj_->forward(x) : tau_;  // [B, T, H] or [H]
+      s.tau = tau_form_ == TauForm::PerToken  // [B, Tq, H] or [H]
+                  ? tau_proj_->forward(x.narrow(1, first, x.size(1) - first))
+                  : tau_;
       s.tau_over_len = tau_over_len_;
       s.renormalize = renormalize_;
       break;
@@ -225,35 +228,38 @@ kernels::FamilySpec FamilyAttentionImpl::spec(const torch::Tensor& x, const torc
   return s;
 }
 
-torch::Tensor FamilyAttentionImpl::scale_scores(const torch::Tensor& q) const {
+torch::Tensor FamilyAttentionImpl::scale_scores(const torch::Tensor& q, int64_t first) const {
   if (!ssmax_scale_.defined()) return q;
   // SSMax multiplies row i's scores by c_h log n_i; the paper implements it by scaling the query
   // vector, so an additive position bias is added unscaled (docs/variants.md, "Sink cures").
   const int64_t H = q.size(1), T = q.size(2);
   const auto dtype = torch::promote_types(q.scalar_type(), torch::kFloat32);
   const auto opts = torch::TensorOptions().dtype(dtype).device(q.device());
-  const auto log_n = torch::log(kernels::visible_keys(T, opts)).view({1, 1, T, 1});
+  const auto log_n = torch::log(kernels::visible_keys(T, opts, first)).view({1, 1, T, 1});
   return q * (ssmax_scale_.to(dtype).view({1, H, 1, 1}) * log_n).to(q.scalar_type());
 }
 
-torch::Tensor FamilyAttentionImpl::output_gate(const torch::Tensor& x) {
+torch::Tensor FamilyAttentionImpl::output_gate(const torch::Tensor& x, int64_t Tq) {
   if (!gate_proj_) return {};
-  const int64_t B = x.size(0), T = x.size(1);
-  const auto g = torch::sigmoid(gate_proj_->forward(x));  // [B, T, H] or [B, T, H*D]
+  const int64_t B = x.size(0);
+  // [B, Tq, H] or [B, Tq, H*D]
+  const auto g = torch::sigmoid(gate_proj_->forward(x.narrow(1, x.size(1) - Tq, Tq)));
   return headwise_gate_ ? g.permute({0, 2, 1}).unsqueeze(-1)
-                        : g.view({B, T, n_head_, head_dim_}).transpose(1, 2);
+                        : g.view({B, Tq, n_head_, head_dim_}).transpose(1, 2);
 }
 
 torch::Tensor FamilyAttentionImpl::forward(const torch::Tensor& q, const torch::Tensor& k,
                                            const torch::Tensor& v, const torch::Tensor& x,
                                            torch::Tensor* weights) {
-  const torch::Tensor qr = scale_scores(position_.rotate(q)), kr = position_.rotate(k);
-  const kernels::FamilySpec s = spec(x, q.device());
+  const int64_t Tq = q.size(2), first = k.size(2) - Tq;  // queries at positions first..T-1
+  const torch::Tensor qr = scale_scores(position_.rotate(q, first), first);
+  const torch::Tensor kr = position_.rotate(k);
+  const kernels::FamilySpec s = spec(x, q.device(), first);
   const kernels::FusedKernel* fused =
       choose_fused_kernel(backend_, variant_, qr, kr, v, s, weights != nullptr);
   torch::Tensor out = fused ? fused->forward(qr, kr, v, s)
                             : eager_family_attention(qr, kr, v, s, weights);
-  const torch::Tensor gate = output_gate(x);
+  const torch::Tensor gate = output_gate(x, Tq);
   return gate.defined() ? out * gate.to(out.scalar_type()) : out;
 }
 
@@ -261,7 +267,7 @@ torch::Tensor FamilyAttentionImpl::output_from_weights(const torch::Tensor& weig
                                                        const torch::Tensor& v,
                                                        const torch::Tensor& x) {
   const torch::Tensor out = AttentionVariantImpl::output_from_weights(weights, v, x);
-  const torch::Tensor gate = output_gate(x);
+  const torch::Tensor gate = output_gate(x, weights.size(2));
   return gate.defined() ? out * gate.to(out.scalar_type()) : out;
 }
 
@@ -285,7 +291,7 @@ std::vector<LearnedStatistic> FamilyAttentionImpl::learned(const torch::Tensor& 
   }
   if (gate_proj_) {  // [B, H, T, 1 or D] -> the mean gate of each head per token [B, T, H]
     out.push_back({"output_gate_mean", "mean output gate sigmoid(x W_g)", Kind::TokenMean,
-                   output_gate(x).mean(-1).permute({0, 2, 1})});
+                   output_gate(x, x.size(1)).mean(-1).permute({0, 2, 1})});
   }
   return out;
 }
@@ -326,6 +332,10 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const Registry<kernels::FusedKernel>& registry) {
   const std::string device = c10::DeviceTypeName(q.device().type(), /*lower_case=*/true);
   const kernels::FusedKernel* kernel = registry.find(device);
+  if (q.size(2) != k.size(2)) {  // an incremental step: eager under every backend
+    config::check_backend(backend);
+    return nullptr;
+  }
   const bool ask = kernel && !weights_requested && backend != "eager";
   const std::string unsupported = ask ? kernel->unsupported(q, k, v, spec) : "";
   const std::string unvalidated =

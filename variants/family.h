@@ -78,17 +78,19 @@ class FamilyAttentionImpl : public AttentionVariantImpl {
 
   std::vector<LearnedStatistic> learned(const torch::Tensor& x) override;
 
-  // The kernel-level description of this layer for queries on `device` and hidden input
-  // x [B, T, C] (read by the per-token tau form and the forgetting gate).
-  kernels::FamilySpec spec(const torch::Tensor& x, const torch::Device& device);
+  // The kernel-level description of this layer for queries on `device` at positions first..T-1
+  // of the hidden input x [B, T, C] (the per-token tau form reads the queries' rows, the
+  // forgetting gate every row).
+  kernels::FamilySpec spec(const torch::Tensor& x, const torch::Device& device, int64_t first = 0);
 
  private:
   void init_normalizer(const VariantContext& ctx);
   void init_cures(const VariantContext& ctx);
-  // q_i scaled by c_h log n_i (SSMax), else q.
-  torch::Tensor scale_scores(const torch::Tensor& q) const;
-  // sigmoid(x W_g) as [B, H, T, 1] (headwise) or [B, H, T, D] (elementwise); undefined without.
-  torch::Tensor output_gate(const torch::Tensor& x);
+  // q_i at positions first.. scaled by c_h log n_i (SSMax), else q.
+  torch::Tensor scale_scores(const torch::Tensor& q, int64_t first) const;
+  // sigmoid(x W_g) of the last Tq positions of x [B, T, C], as [B, H, Tq, 1] (headwise) or
+  // [B, H, Tq, D] (elementwise); undefined without a gate.
+  torch::Tensor output_gate(const torch::Tensor& x, int64_t Tq);
 
   std::string backend_;
   std::string variant_;  // the registered name, for dispatch messages

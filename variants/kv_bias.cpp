@@ -51,15 +51,15 @@ class KvBiasAttentionImpl : public AttentionVariantImpl {
 
   torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const torch::Tensor&, torch::Tensor* weights) override {
-    const int64_t H = q.size(1), T = q.size(2), D = q.size(3);
+    const int64_t H = q.size(1), Tq = q.size(2), T = k.size(2), D = q.size(3);
     kernels::FamilySpec spec;
     position_.describe(spec, q.device());
-    const torch::Tensor qr = position_.rotate(q);
+    const torch::Tensor qr = position_.rotate(q, T - Tq);
     const auto s = eager_family_scores(qr, position_.rotate(k), spec);  // float32 at least
     const auto dtype = s.scalar_type();
     const auto sigma = torch::matmul(qr.to(dtype), k_bias_.to(dtype).view({1, H, D, 1})) /
-                       std::sqrt(static_cast<double>(D));  // [B, H, T, 1]
-    const auto future = causal_mask(T, q.device()).logical_not();
+                       std::sqrt(static_cast<double>(D));  // [B, H, Tq, 1]
+    const auto future = causal_mask(Tq, T, q.device()).logical_not();
     const auto a = torch::softmax(torch::cat({s.masked_fill(future, -INFINITY), sigma}, -1), -1);
     const auto w = a.narrow(-1, 0, T);
     if (weights) *weights = w;
@@ -84,7 +84,7 @@ class KvBiasAttentionImpl : public AttentionVariantImpl {
   }
 
  private:
-  // a_sink [B, H, T, 1] times v' [H, D], in v's dtype.
+  // a_sink [B, H, Tq, 1] times v' [H, D], in v's dtype.
   torch::Tensor sink_value(const torch::Tensor& a_sink, const torch::Tensor& v) const {
     const auto dtype = v.scalar_type();
     return a_sink.to(dtype) * v_bias_.to(dtype).view({1, v.size(1), 1, v.size(3)});

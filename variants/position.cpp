@@ -30,13 +30,13 @@ PositionParts parse_position(const std::string& position) {
   return parts;
 }
 
-torch::Tensor apply_rope(const torch::Tensor& x, double theta) {
+torch::Tensor apply_rope(const torch::Tensor& x, double theta, int64_t first) {
   const int64_t T = x.size(2), D = x.size(3);
   TORCH_CHECK(D % 2 == 0, "RoPE needs an even head dimension, got ", D);
   auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(x.device());
   // inv_freq_d = theta^(-2d/D), d = 0..D/2-1; angle[t, d] = t * inv_freq_d.
   auto inv_freq = torch::pow(theta, -torch::arange(0, D / 2, f64) * 2.0 / static_cast<double>(D));
-  auto angle = torch::outer(torch::arange(T, f64), inv_freq);
+  auto angle = torch::outer(torch::arange(first, first + T, f64), inv_freq);
   auto cos = torch::cos(angle).to(x.scalar_type());  // [T, D/2]
   auto sin = torch::sin(angle).to(x.scalar_type());
   auto x1 = x.narrow(-1, 0, D / 2), x2 = x.narrow(-1, D / 2, D / 2);
@@ -98,8 +98,8 @@ PositionScores::PositionScores(torch::nn::Module& owner, const VariantContext& c
   }
 }
 
-torch::Tensor PositionScores::rotate(const torch::Tensor& x) const {
-  return parts_.rope ? apply_rope(x, rope_theta_) : x;
+torch::Tensor PositionScores::rotate(const torch::Tensor& x, int64_t first) const {
+  return parts_.rope ? apply_rope(x, rope_theta_, first) : x;
 }
 
 void PositionScores::describe(kernels::FamilySpec& spec, const torch::Device& device) {

@@ -28,10 +28,11 @@ PositionParts parse_position(const std::string& position);
 // order across files that C++ leaves unspecified.
 const std::vector<std::string>& position_options();
 
-// Rotary position embedding on x [B, H, T, D] for positions 0..T-1, the half-split (GPT-NeoX /
-// Llama / fla) pairing: dimension d rotates with d + D/2 at angle pos * theta^(-2d/D).
-// Angles are computed in float64 and the result has x's dtype. D must be even.
-torch::Tensor apply_rope(const torch::Tensor& x, double theta);
+// Rotary position embedding on x [B, H, T, D] for positions first..first+T-1 (first > 0: the new
+// positions of an incremental step), the half-split (GPT-NeoX / Llama / fla) pairing: dimension d
+// rotates with d + D/2 at angle pos * theta^(-2d/D). Angles are computed in float64 and the result
+// has x's dtype. D must be even.
+torch::Tensor apply_rope(const torch::Tensor& x, double theta, int64_t first = 0);
 
 // A config check (config::VariantCheck) for variants with a `position` parameter: RoPE rotates
 // dimension pairs, so when `position` includes rope the head dimension must be even.
@@ -68,8 +69,9 @@ class PositionScores {
   // position has one; the parameter keeps that name in checkpoints.
   PositionScores(torch::nn::Module& owner, const VariantContext& ctx);
 
-  // q or k [B, H, T, D] with RoPE applied when the position has it (else unchanged).
-  torch::Tensor rotate(const torch::Tensor& x) const;
+  // q or k [B, H, T, D] at positions first..first+T-1 with RoPE applied when the position has it
+  // (else unchanged).
+  torch::Tensor rotate(const torch::Tensor& x, int64_t first = 0) const;
 
   // Sets spec.alibi_slopes (moved to `device` once) and spec.distance_bias; undefined when absent.
   void describe(kernels::FamilySpec& spec, const torch::Device& device);

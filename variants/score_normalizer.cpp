@@ -13,7 +13,9 @@ torch::Tensor ScoreNormalizerAttentionImpl::forward(const torch::Tensor& q, cons
                                                     torch::Tensor* weights) {
   kernels::FamilySpec spec;
   position_.describe(spec, q.device());
-  const auto a = normalize_(eager_family_scores(position_.rotate(q), position_.rotate(k), spec));
+  const int64_t first = k.size(2) - q.size(2);  // the queries' first position
+  const auto a =
+      normalize_(eager_family_scores(position_.rotate(q, first), position_.rotate(k), spec));
   if (weights) *weights = a;
   return torch::matmul(a.to(v.scalar_type()), v);
 }

@@ -1,6 +1,6 @@
-// A variant whose weights are a function of the scores alone: s [B, H, T, T] from q, k and the
-// position part (eager_family_scores; future entries unmasked, float32 at least) in, the causal
-// weights a out, o = a v. Softpick and stick-breaking are this module with their function.
+// A variant whose weights are a function of the scores alone: s [B, H, Tq, T] from q, k and the
+// position part (eager_family_scores; future entries unmasked, float32 at least; row r is query
+// position T - Tq + r) in, the causal weights a out, o = a v. Softpick and stick-breaking are this module with their function.
 #pragma once
 #include <torch/torch.h>
 

@@ -58,11 +58,11 @@ class SigmoidAttentionImpl : public AttentionVariantImpl {
 
   torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const torch::Tensor&, torch::Tensor* weights) override {
-    const torch::Tensor qr = rope_theta_ > 0 ? apply_rope(q, rope_theta_) : q;
+    const int64_t Tq = q.size(2), T = k.size(2), D = q.size(3);
+    const torch::Tensor qr = rope_theta_ > 0 ? apply_rope(q, rope_theta_, T - Tq) : q;
     const torch::Tensor kr = rope_theta_ > 0 ? apply_rope(k, rope_theta_) : k;
-    const int64_t T = q.size(2), D = q.size(3);
     const auto dtype = torch::promote_types(q.scalar_type(), torch::kFloat32);
-    const auto causal = causal_mask(T, q.device());
+    const auto causal = causal_mask(Tq, T, q.device());
     const auto s = torch::matmul(qr, kr.transpose(-2, -1)).to(dtype) / std::sqrt(double(D));
     const auto a = torch::sigmoid(s + bias_).masked_fill(causal.logical_not(), 0.0);
     if (weights) *weights = a;

@@ -37,10 +37,10 @@ config::VariantSchema softpick_schema() {
           /*kernels: eager only*/ ""};
 }
 
-// Softpick over the last dimension of the scores s [B, H, T, T], future keys left out; float32 at
+// Softpick over the last dimension of the scores s [B, H, Tq, T], future keys left out; float32 at
 // least, as s.
 torch::Tensor softpick(const torch::Tensor& s) {
-  const auto future = causal_mask(s.size(-1), s.device()).logical_not();
+  const auto future = causal_mask(s.size(-2), s.size(-1), s.device()).logical_not();
   const auto visible = s.masked_fill(future, -INFINITY);
   const auto c = visible.amax(-1, /*keepdim=*/true).clamp_min(0.0);
   // e^{-c} (e^s - 1); exp(-inf) = 0 keeps future scores out of the gradient.

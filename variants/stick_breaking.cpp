@@ -42,10 +42,12 @@ config::VariantSchema stick_breaking_schema() {
           /*kernels: eager only*/ ""};
 }
 
-// The weights [B, H, T, T] from the scores s (float32 at least): a_ij for j < i, the remainder r_i
-// on the diagonal, 0 above it.
+// The weights [B, H, Tq, T] from the scores s (float32 at least; row r is query i = T - Tq + r):
+// a_ij for j < i, the remainder r_i at j = i, 0 after it.
 torch::Tensor stick_breaking(const torch::Tensor& s) {
-  const auto not_earlier = causal_mask(s.size(-1), s.device()).tril(-1).logical_not();  // j >= i
+  const int64_t Tq = s.size(-2), T = s.size(-1);
+  const auto visible = causal_mask(Tq, T, s.device());         // j <= i
+  const auto not_earlier = visible.tril(T - Tq - 1).logical_not();  // j >= i
   // log(1 - beta_ik), 0 where k is no earlier key: nothing is broken off there.
   const auto log_rest = torch::log_sigmoid(-s).masked_fill(not_earlier, 0.0);
   // sum_{j<k<i} log(1 - beta_ik): the sum over k >= j, less the term k = j.
@@ -54,7 +56,8 @@ torch::Tensor stick_breaking(const torch::Tensor& s) {
   const auto a = torch::exp(torch::log_sigmoid(s) + log_left).masked_fill(not_earlier, 0.0);
   // r_i = prod_{j<i} (1 - beta_ij), which equals 1 - sum_j a_ij (the sum telescopes) but, unlike
   // that difference, never rounds below 0 when the keys take nearly the whole stick.
-  return a + torch::diag_embed(torch::exp(log_rest.sum(-1)));
+  const auto own_key = visible.logical_and(not_earlier);  // j = i
+  return a + torch::exp(log_rest.sum(-1, /*keepdim=*/true)) * own_key;
 }
 
 const RegisterVariant stick_breaking_variant(

@@ -1,7 +1,10 @@
-// The contract of an attention variant (docs/variants.md, "The contract"). A variant receives q, k,
-// v of shape [B, H, T, D] (projections done, no positional encoding applied yet) and the layer's
-// hidden input x [B, T, C] (for data-dependent parameters such as per-token tau) and returns the
-// attention output [B, H, T, D]. The model never knows which variant it runs.
+// The contract of an attention variant (docs/variants.md, "The contract"). A variant receives k, v
+// of shape [B, H, T, D] (projections done, no positional encoding applied yet), the queries of the
+// last Tq <= T of those positions, q [B, H, Tq, D], and the layer's hidden input x [B, T, C] at all
+// T positions (for data-dependent parameters such as per-token tau or a forgetting gate), and
+// returns the attention output of the queries [B, H, Tq, D]. Training has Tq = T; incremental
+// decoding (forward_incremental) has Tq < T, the earlier keys coming from a KVCache. The model
+// never knows which variant it runs.
 #pragma once
 #include <torch/torch.h>
 
@@ -12,6 +15,18 @@
 #include "core/config/run_config.h"
 
 namespace attnbench::variants {
+
+// What one layer keeps of the positions it has seen, for incremental decoding: the inputs of
+// forward at those positions, as forward received them (k, v before any RoPE; x the hidden input).
+// q is kept only for a variant that cannot take fewer queries than keys (it recomputes every row).
+struct KVCache {
+  torch::Tensor k, v;  // [B, H, P, D]
+  torch::Tensor x;     // [B, P, C]
+  torch::Tensor q;     // [B, H, P, D] or undefined
+  int64_t length() const { return k.defined() ? k.size(2) : 0; }  // P
+  // Each row b becomes n rows (b n .. b n + n - 1): one shared context for n continuations.
+  void repeat_rows(int64_t n);
+};
 
 struct VariantContext {
   int64_t n_head = 0;
@@ -44,12 +59,26 @@ class AttentionVariantImpl : public torch::nn::Module {
   ~AttentionVariantImpl() override = default;
 
   // When `weights` is non-null the variant also stores its post-normaliser attention weights
-  // [B, H, T, T] there (for diagnostics; computed by the eager path).
+  // [B, H, Tq, T] there (for diagnostics; computed by the eager path).
   virtual torch::Tensor forward(const torch::Tensor& q, const torch::Tensor& k,
                                 const torch::Tensor& v, const torch::Tensor& x,
                                 torch::Tensor* weights = nullptr) = 0;
 
-  // How the output follows from the weights forward stores (the eager path): weights @ v unless the
+  // Why forward cannot take fewer queries than keys, "" when it can (the default; the property
+  // tests hold every registered variant to "forward over all positions == forward over a prefix,
+  // then forward_incremental over the rest"). A variant that cannot is still decoded
+  // incrementally, by recomputing all its rows at every step.
+  virtual std::string incremental_unsupported() const { return ""; }
+
+  // The attention output [B, H, T, D] of T new positions following the cache's P: q, k, v
+  // [B, H, T, D] and x [B, T, C] of the new positions only. Appends them to `cache`. Equals rows
+  // P..P+T-1 of forward over all P + T positions.
+  torch::Tensor forward_incremental(const torch::Tensor& q, const torch::Tensor& k,
+                                    const torch::Tensor& v, const torch::Tensor& x,
+                                    KVCache& cache);
+
+  // How the output follows from the weights forward stores (the eager path; v and x of all T
+  // positions, weights [B, H, Tq, T]): weights @ v unless the
   // variant adds more (a learned sink value, an output gate, a per-head normalisation). The
   // property tests check forward(q, k, v, x) == output_from_weights(weights, v, x) for every
   // variant, so the weights diagnostics measure are the ones the output was computed from.
