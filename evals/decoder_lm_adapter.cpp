@@ -7,6 +7,42 @@ torch::Device device_of(const model::DecoderLM& m) {
   auto params = m->parameters();
   return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
 }
+
+// The hidden states h [B, S, C] at `positions` [N, 2] (b, s): [N, C].
+torch::Tensor states_at(const torch::Tensor& h, const torch::Tensor& positions) {
+  const torch::Tensor p = positions.to(h.device());
+  return h.index({p.select(1, 0), p.select(1, 1)});
+}
+
+// The head on hidden states [N, C], as float32 [N, V'] (scores are read in float32 whatever the
+// model computes in).
+torch::Tensor head_logits(model::DecoderLM& m, const torch::Tensor& states) {
+  return m->head(states).to(torch::kFloat32);
+}
+
+class CachedDecoding : public DecodingState {
+ public:
+  CachedDecoding(model::DecoderLM model, torch::Device device, model::DecoderCache cache = {})
+      : model_(std::move(model)), device_(device), cache_(std::move(cache)) {}
+  int64_t length() const override { return cache_.length(); }
+  torch::Tensor feed_states(const torch::Tensor& tokens, const torch::Tensor& positions) override {
+    torch::NoGradGuard no_grad;
+    return states_at(model_->hidden(tokens.to(device_), &cache_), positions);
+  }
+  torch::Tensor logits(const torch::Tensor& states) override {
+    torch::NoGradGuard no_grad;
+    return head_logits(model_, states.to(device_));
+  }
+  std::unique_ptr<DecodingState> select(const std::vector<int64_t>& rows) const override {
+    return std::make_unique<CachedDecoding>(model_, device_,
+                                            cache_.select(torch::tensor(rows, torch::kInt64)));
+  }
+
+ private:
+  model::DecoderLM model_;
+  torch::Device device_;
+  model::DecoderCache cache_;
+};
 }  // namespace
 
 DecoderLMAdapter::DecoderLMAdapter(model::DecoderLM model, const config::ModelConfig& cfg)
@@ -23,15 +59,11 @@ torch::Tensor DecoderLMAdapter::logits(const torch::Tensor& tokens) {
 torch::Tensor DecoderLMAdapter::logits_at(const torch::Tensor& tokens,
                                           const torch::Tensor& positions) {
   torch::NoGradGuard no_grad;
-  torch::Tensor h = model_->embedding(tokens.to(device_));
-  for (const auto& block : *model_->blocks) h = block->as<model::BlockImpl>()->forward(h);
-  h = model_->final_norm(h);
-  torch::Tensor p = positions.to(device_);
-  h = h.index({p.select(1, 0), p.select(1, 1)});  // [N, C]
-  torch::Tensor out = !model_->lm_head.is_empty()
-                          ? model_->lm_head(h)
-                          : torch::nn::functional::linear(h, model_->embedding->weight);
-  return out.to(torch::kFloat32);
+  return head_logits(model_, states_at(model_->hidden(tokens.to(device_)), positions));
+}
+
+std::unique_ptr<DecodingState> DecoderLMAdapter::start_decoding() {
+  return std::make_unique<CachedDecoding>(model_, device_);
 }
 
 }  // namespace attnbench::evals

@@ -1,7 +1,8 @@
 // LanguageModel over attnbench's own model::DecoderLM: max_length = model.context_length, logits
 // over the padded vocabulary of which the first model.vocab_size are real tokens. logits_at runs
-// DecoderLMImpl::forward's steps (embedding, blocks, final norm) and applies the head to the
-// requested positions only; a test checks it against forward() so the two cannot drift apart.
+// the trunk (DecoderLMImpl::hidden) and applies the head to the requested positions only; a test
+// checks it against forward() so the two cannot drift apart. start_decoding keeps the model's
+// per-layer KVCache (model::DecoderCache).
 #pragma once
 #include "core/config/run_config.h"
 #include "evals/language_model.h"
@@ -18,6 +19,7 @@ class DecoderLMAdapter : public LanguageModel {
   torch::Tensor logits(const torch::Tensor& tokens) override;
   // The decoder trunk on every position, the LM head only on `positions`.
   torch::Tensor logits_at(const torch::Tensor& tokens, const torch::Tensor& positions) override;
+  std::unique_ptr<DecodingState> start_decoding() override;
 
  private:
   model::DecoderLM model_;

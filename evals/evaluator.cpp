@@ -183,7 +183,8 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
   ProgressBar bar(options.progress, is_terminal(options.progress));
   bar.start(task, report.requests, report.n);
   std::vector<Loglikelihood> lls =
-      compute_loglikelihoods(model, requests.tokens, options.batch_size, &bar, &report.forward);
+      compute_loglikelihoods(model, requests.tokens, options.batch_size, &bar, &report.forward,
+                             options.reuse_prefixes);
   bar.finish();
 
   const std::vector<std::vector<size_t>> of_doc = requests_of_docs(requests.origin, docs.size());

@@ -31,6 +31,8 @@ struct EvalOptions {
   BosPolicy bos = BosPolicy::None;
   int64_t bootstrap_iters = kDefaultBootstrapIters;  // perplexity stderr; <= 0 = none
   bool log_samples = false;                          // keep per-request results in the report
+  bool reuse_prefixes = true;  // a shared context computed once (loglikelihood.h); false: lm-eval's
+                               // full rows, for comparison
   std::filesystem::path data_root;                   // <root>/<task>/ (core/common/paths.h)
   std::FILE* progress = nullptr;  // progress lines go here (nullptr = silent)
 };

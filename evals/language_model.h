@@ -1,12 +1,41 @@
-// What the evaluation needs from a model: next-token logits for a batch of token rows. Implemented
-// over model::DecoderLM (decoder_lm_adapter.h) and by stub models with known log-probabilities in
-// tests.
+// What the evaluation needs from a model: next-token logits for a batch of token rows, and
+// optionally incremental decoding over a cache (a context computed once, then continued).
+// Implemented over model::DecoderLM (decoder_lm_adapter.h) and by stub models with known
+// log-probabilities in tests.
 #pragma once
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace attnbench::evals {
+
+// The model's state after the tokens fed so far (its keys and values), for incremental decoding
+// (docs/evaluation.md, "Prefix reuse").
+class DecodingState {
+ public:
+  virtual ~DecodingState() = default;
+  // Tokens fed so far per row.
+  virtual int64_t length() const = 0;
+  // Feeds tokens [B, S] int64 at positions length()..length()+S-1 of each row (B: the state's
+  // rows; any B while nothing is fed) and returns the model's output states at `positions` [N, 2]
+  // int64 rows (b, s) of the new tokens, one row each, for logits(). Rows may be right-padded
+  // (causal rows never see the padding), but the state keeps the padding: feed a padded batch last.
+  virtual torch::Tensor feed_states(const torch::Tensor& tokens, const torch::Tensor& positions) = 0;
+  // The logits [N, >= V] float of output states [N, ...] from feed_states of any state of the same
+  // model: logits[n] predicts the token after that position. Apart from feed_states so that one
+  // call serves many feeds (the vocabulary projection costs most per call, not per row, for a few
+  // rows). Default: the states are the logits.
+  virtual torch::Tensor logits(const torch::Tensor& states) { return states; }
+  // logits(feed_states(tokens, positions)).
+  torch::Tensor feed(const torch::Tensor& tokens, const torch::Tensor& positions) {
+    return logits(feed_states(tokens, positions));
+  }
+  // A new state whose row i continues this state's row rows[i] (this state is left as it is):
+  // e.g. one context shared by several continuations.
+  virtual std::unique_ptr<DecodingState> select(const std::vector<int64_t>& rows) const = 0;
+};
 
 class LanguageModel {
  public:
@@ -26,6 +55,9 @@ class LanguageModel {
     torch::Tensor all = logits(tokens);
     return all.index({positions.select(1, 0), positions.select(1, 1)});
   }
+  // A fresh state for incremental decoding over the model's cache; nullptr when the model has no
+  // cache (callers then recompute every row in full: RecomputeDecoding, decoding.h).
+  virtual std::unique_ptr<DecodingState> start_decoding() { return nullptr; }
 };
 
 }  // namespace attnbench::evals

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <memory>
+#include <set>
 #include <stdexcept>
 
 #include "evals/progress.h"
@@ -48,73 +51,285 @@ Loglikelihood score(const torch::Tensor& span_logits, int64_t contlen,
   return out;
 }
 
-}  // namespace
+// What every scoring pass shares.
+struct Scoring {
+  LanguageModel& model;
+  const std::vector<TokenRequest>& requests;
+  const std::vector<ModelInput>& inputs;
+  std::vector<Loglikelihood>& results;
+  ProgressBar* progress;
+  ForwardStats* stats;
+  int64_t vocab;
 
-std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
-                                                  const std::vector<TokenRequest>& requests,
-                                                  int64_t batch_size, ProgressBar* progress,
-                                                  ForwardStats* stats) {
-  torch::NoGradGuard no_grad;
-  const int64_t max_length = model.max_length();
-  const int64_t vocab = model.vocab_size();
-  std::vector<Loglikelihood> results(requests.size());
-  std::vector<ModelInput> inputs;
-  inputs.reserve(requests.size());
-  for (const auto& r : requests) inputs.push_back(model_input(r, max_length));
-
-  for (const PlannedBatch& batch : plan_batches(requests, batch_size)) {
-    const auto rows = static_cast<int64_t>(batch.groups.size());
-    int64_t width = 0;
-    for (const auto& g : batch.groups) {
-      width = std::max<int64_t>(width, static_cast<int64_t>(inputs[g.members[0]].tokens.size()));
-    }
-    // Right padding with token 0 (pad_and_concat pads with zeros): causal rows never see it.
-    torch::Tensor tokens = torch::zeros({rows, width}, torch::kInt64);
-    auto acc = tokens.accessor<int64_t, 2>();
-    // Positions read per row: the last `span` of its input, span = its longest member continuation
-    // (members share the input, so one span serves them all).
-    std::vector<int64_t> span(static_cast<size_t>(rows), 0);
-    std::vector<int64_t> flat;
-    for (int64_t b = 0; b < rows; ++b) {
-      const auto& group = batch.groups[static_cast<size_t>(b)];
-      const auto& t = inputs[group.members[0]].tokens;
-      for (size_t i = 0; i < t.size(); ++i) acc[b][static_cast<int64_t>(i)] = t[i];
-      for (size_t m : group.members) span[static_cast<size_t>(b)] = std::max(span[static_cast<size_t>(b)], inputs[m].contlen);
-      const auto inplen = static_cast<int64_t>(t.size());
-      for (int64_t p = inplen - span[static_cast<size_t>(b)]; p < inplen; ++p) {
-        flat.push_back(b);
-        flat.push_back(p);
-      }
-    }
-    const auto n_positions = static_cast<int64_t>(flat.size() / 2);
-    torch::Tensor positions = torch::from_blob(flat.data(), {n_positions, 2}, torch::kInt64).clone();
-
+  // Runs `pass` (a model call), timed, counting `rows` rows and `tokens` input positions.
+  template <typename Pass>
+  torch::Tensor timed(int64_t rows, int64_t tokens, Pass pass) {
     const auto t0 = std::chrono::steady_clock::now();
-    torch::Tensor logits = n_positions > 0 ? model.logits_at(tokens, positions)
-                                           : torch::zeros({0, vocab}, torch::kFloat32);
-    logits = logits.to(torch::kCPU).contiguous();
+    torch::Tensor out = pass();
     if (stats) {
       stats->forward_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       stats->forward_calls += 1;
       stats->rows += rows;
+      stats->tokens += tokens;
     }
-    if (logits.dim() != 2 || logits.size(0) != n_positions || logits.size(1) < vocab) {
-      throw std::runtime_error("the model returned logits of shape " + shape_string(logits) +
+    return out;
+  }
+  // Logits for `n_positions` positions, on the CPU; an error when the model returned another shape.
+  torch::Tensor checked(const torch::Tensor& logits, int64_t n_positions) const {
+    torch::Tensor out = logits.to(torch::kCPU).contiguous();
+    if (out.dim() != 2 || out.size(0) != n_positions || out.size(1) < vocab) {
+      throw std::runtime_error("the model returned logits of shape " + shape_string(out) +
                                " for " + std::to_string(n_positions) + " positions; expected [" +
                                std::to_string(n_positions) + ", >= " + std::to_string(vocab) + "]");
     }
+    return out;
+  }
+  void score_request(size_t m, const torch::Tensor& span_logits) {
+    results[m] = score(span_logits, inputs[m].contlen, requests[m].continuation, vocab);
+  }
+};
+
+torch::Tensor positions_tensor(std::vector<int64_t>& flat) {
+  const auto n = static_cast<int64_t>(flat.size() / 2);
+  return torch::from_blob(flat.data(), {n, 2}, torch::kInt64).clone();
+}
+
+// lm-eval's schedule: the requests `indices` as full rows, grouped by shared input (one row per
+// group), in planned batches.
+void score_full_rows(Scoring& s, const std::vector<size_t>& indices, int64_t batch_size) {
+  std::vector<TokenRequest> subset;
+  for (size_t i : indices) subset.push_back(s.requests[i]);
+  for (const PlannedBatch& batch : plan_batches(subset, batch_size)) {
+    const auto rows = static_cast<int64_t>(batch.groups.size());
+    int64_t width = 0, tokens = 0;
+    for (const auto& g : batch.groups) {
+      const auto len = static_cast<int64_t>(s.inputs[indices[g.members[0]]].tokens.size());
+      width = std::max(width, len);
+      tokens += len;
+    }
+    // Right padding with token 0 (pad_and_concat pads with zeros): causal rows never see it.
+    torch::Tensor input = torch::zeros({rows, width}, torch::kInt64);
+    auto acc = input.accessor<int64_t, 2>();
+    // Positions read per row: the last `span` of its input, span = its longest member continuation
+    // (members share the input, so one span serves them all).
+    std::vector<int64_t> span(static_cast<size_t>(rows), 0), flat;
+    for (int64_t b = 0; b < rows; ++b) {
+      const auto& group = batch.groups[static_cast<size_t>(b)];
+      const auto& t = s.inputs[indices[group.members[0]]].tokens;
+      for (size_t i = 0; i < t.size(); ++i) acc[b][static_cast<int64_t>(i)] = t[i];
+      auto& sp = span[static_cast<size_t>(b)];
+      for (size_t m : group.members) sp = std::max(sp, s.inputs[indices[m]].contlen);
+      for (auto p = static_cast<int64_t>(t.size()) - sp; p < static_cast<int64_t>(t.size()); ++p) {
+        flat.push_back(b);
+        flat.push_back(p);
+      }
+    }
+    torch::Tensor positions = positions_tensor(flat);
+    const int64_t n = positions.size(0);
+    torch::Tensor logits = s.checked(s.timed(rows, tokens, [&] {
+      return n > 0 ? s.model.logits_at(input, positions) : torch::zeros({0, s.vocab});
+    }), n);
     int64_t offset = 0, done = 0;
     for (int64_t b = 0; b < rows; ++b) {
       torch::Tensor row_span = logits.narrow(0, offset, span[static_cast<size_t>(b)]);
       offset += span[static_cast<size_t>(b)];
       for (size_t m : batch.groups[static_cast<size_t>(b)].members) {
-        results[m] = score(row_span, inputs[m].contlen, requests[m].continuation, vocab);
+        s.score_request(indices[m], row_span);
         ++done;
       }
     }
-    if (progress) progress->advance(done);
+    if (s.progress) s.progress->advance(done);
   }
+}
+
+// One row continued after a window's prefix p: a distinct model input of a group (its members
+// share it) from position p on, the window row it continues, and how many logits its members read
+// (span, ending at the input's last position).
+struct SuffixRow {
+  std::vector<int64_t> suffix;
+  int64_t inplen = 0, span = 0;
+  int64_t parent = 0;       // the group's row in the window's prefix batch
+  int64_t first_state = 0;  // where its continued states start in the pending states
+  std::vector<size_t> members;
+};
+
+void add_suffix_rows(const Scoring& s, const PrefixGroup& g, int64_t p, int64_t parent,
+                     std::vector<SuffixRow>& rows) {
+  std::map<std::vector<int64_t>, size_t> by_input;
+  for (size_t m : g.members) {
+    const ModelInput& in = s.inputs[m];
+    auto [it, inserted] = by_input.emplace(in.tokens, rows.size());
+    if (inserted) {
+      rows.push_back({{in.tokens.begin() + p, in.tokens.end()},
+                      static_cast<int64_t>(in.tokens.size()), 0, parent, 0, {}});
+    }
+    rows[it->second].span = std::max(rows[it->second].span, in.contlen);
+    rows[it->second].members.push_back(m);
+  }
+}
+
+// Output states of several windows waiting for one vocabulary projection, and which rows of them
+// each request reads.
+struct PendingLogits {
+  struct Reader {
+    std::vector<size_t> members;
+    std::vector<std::pair<int64_t, int64_t>> ranges;  // (first state row, rows), in order
+  };
+  std::vector<torch::Tensor> states;
+  int64_t rows = 0;
+  std::vector<Reader> readers;
+  size_t requests = 0;
+
+  int64_t add(const torch::Tensor& st) {
+    states.push_back(st);
+    rows += st.size(0);
+    return rows - st.size(0);
+  }
+};
+
+// One projection for every pending state, then the pending requests scored.
+void flush(Scoring& s, DecodingState& head, PendingLogits& pending) {
+  if (pending.readers.empty()) return;
+  const torch::Tensor logits = s.checked(
+      s.timed(0, 0, [&] { return head.logits(torch::cat(pending.states, 0)); }), pending.rows);
+  for (const auto& r : pending.readers) {
+    std::vector<torch::Tensor> parts;
+    for (auto [from, n] : r.ranges) parts.push_back(logits.narrow(0, from, n));
+    const torch::Tensor span = parts.empty() ? logits.narrow(0, 0, 0) : torch::cat(parts, 0);
+    for (size_t m : r.members) s.score_request(m, span);
+  }
+  if (s.progress) s.progress->advance(static_cast<int64_t>(pending.requests));
+  pending = PendingLogits{};
+}
+
+// The rows `batch` (indices into `rows`), right-padded as above, continued from their parents in
+// `prefix`; their states at the read positions go to `pending`.
+void continue_rows(Scoring& s, const DecodingState& prefix, std::vector<SuffixRow>& rows,
+                   const std::vector<size_t>& batch, int64_t p, PendingLogits& pending) {
+  const auto n = static_cast<int64_t>(batch.size());
+  const auto width = static_cast<int64_t>(rows[batch.front()].suffix.size());  // longest first
+  torch::Tensor input = torch::zeros({n, width}, torch::kInt64);
+  std::vector<int64_t> flat, parents;
+  int64_t tokens = 0;
+  for (int64_t b = 0; b < n; ++b) {
+    const SuffixRow& r = rows[batch[static_cast<size_t>(b)]];
+    std::copy(r.suffix.begin(), r.suffix.end(), input[b].data_ptr<int64_t>());
+    tokens += static_cast<int64_t>(r.suffix.size());
+    parents.push_back(r.parent);
+    for (int64_t q = std::max(r.inplen - r.span, p); q < r.inplen; ++q) {
+      flat.push_back(b);
+      flat.push_back(q - p);
+    }
+  }
+  torch::Tensor positions = positions_tensor(flat);
+  int64_t at = pending.add(s.timed(n, tokens, [&] {
+    return prefix.select(parents)->feed_states(input, positions);
+  }));
+  for (size_t r : batch) {
+    rows[r].first_state = at;
+    at += rows[r].inplen - std::max(rows[r].inplen - rows[r].span, p);
+  }
+}
+
+// A window of prefix groups (request_plan.h): each group's first p tokens in one batch, the states
+// its requests read there computed once for all of them; then every row with tokens after p
+// continued from its group's cache, in batches of similar lengths. The states wait in `pending`.
+void score_window(Scoring& s, const std::vector<PrefixGroup>& groups, const PrefixWindow& w,
+                  int64_t batch_size, PendingLogits& pending) {
+  const int64_t p = w.prefix, G = static_cast<int64_t>(w.groups.size());
+  torch::Tensor input = torch::empty({G, p}, torch::kInt64);
+  std::vector<int64_t> flat;
+  std::vector<SuffixRow> rows;
+  // Group g's prefix states cover positions first_read[g]..p-1, from prefix_state[g] on.
+  std::vector<int64_t> first_read(static_cast<size_t>(G), p), prefix_state(static_cast<size_t>(G));
+  for (int64_t g = 0; g < G; ++g) {
+    const PrefixGroup& group = groups[w.groups[static_cast<size_t>(g)]];
+    const std::vector<int64_t>& tokens = s.inputs[group.members.front()].tokens;
+    std::copy(tokens.begin(), tokens.begin() + p, input[g].data_ptr<int64_t>());
+    const size_t first_row = rows.size();
+    add_suffix_rows(s, group, p, g, rows);
+    auto& from = first_read[static_cast<size_t>(g)];
+    for (size_t r = first_row; r < rows.size(); ++r) from = std::min(from, rows[r].inplen - rows[r].span);
+    prefix_state[static_cast<size_t>(g)] = static_cast<int64_t>(flat.size() / 2);
+    for (int64_t t = from; t < p; ++t) flat.insert(flat.end(), {g, t});
+    pending.requests += group.members.size();
+  }
+  std::unique_ptr<DecodingState> prefix = s.model.start_decoding();
+  torch::Tensor positions = positions_tensor(flat);
+  const int64_t base = pending.add(s.timed(G, G * p, [&] { return prefix->feed_states(input, positions); }));
+
+  std::vector<int64_t> lengths;
+  std::vector<size_t> continued;  // rows with tokens after the prefix
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (rows[r].suffix.empty()) continue;
+    continued.push_back(r);
+    lengths.push_back(static_cast<int64_t>(rows[r].suffix.size()));
+  }
+  for (std::vector<size_t> batch : plan_length_batches(lengths, batch_size)) {
+    for (size_t& b : batch) b = continued[b];
+    continue_rows(s, *prefix, rows, batch, p, pending);
+  }
+  for (const SuffixRow& r : rows) {
+    // The row reads positions inplen - span .. inplen - 1: those before p from its group's prefix
+    // states, then the continued ones.
+    PendingLogits::Reader reader{r.members, {}};
+    const auto g = static_cast<size_t>(r.parent);
+    const int64_t start = r.inplen - r.span;
+    if (start < p && r.span > 0) {
+      reader.ranges.emplace_back(base + prefix_state[g] + start - first_read[g],
+                                 std::min(r.inplen, p) - start);
+    }
+    const int64_t reads = r.inplen - std::max(start, p);
+    if (reads > 0) reader.ranges.emplace_back(r.first_state, reads);
+    pending.readers.push_back(std::move(reader));
+  }
+}
+
+// Output states projected together: enough rows that the projection's per-call cost (packing the
+// [V, C] matrix) is amortised, few enough that the logits stay small (512 x 50257 floats, 100 MB).
+constexpr int64_t kPendingStateRows = 512;
+
+// Positions lm-eval's schedule computes: one full row per distinct model input.
+int64_t full_row_tokens(const std::vector<ModelInput>& inputs) {
+  std::set<std::vector<int64_t>> distinct;
+  int64_t tokens = 0;
+  for (const ModelInput& in : inputs) {
+    if (distinct.insert(in.tokens).second) tokens += static_cast<int64_t>(in.tokens.size());
+  }
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
+                                                  const std::vector<TokenRequest>& requests,
+                                                  int64_t batch_size, ProgressBar* progress,
+                                                  ForwardStats* stats, bool reuse_prefixes) {
+  torch::NoGradGuard no_grad;
+  std::vector<Loglikelihood> results(requests.size());
+  std::vector<ModelInput> inputs;
+  inputs.reserve(requests.size());
+  for (const auto& r : requests) inputs.push_back(model_input(r, model.max_length()));
+  Scoring s{model, requests, inputs, results, progress, stats, model.vocab_size()};
+
+  PrefixPlan plan;
+  if (reuse_prefixes && model.start_decoding()) {
+    plan = plan_prefix_groups(requests, inputs);
+  } else {
+    for (size_t i = 0; i < requests.size(); ++i) plan.rest.push_back(i);
+  }
+  if (!plan.groups.empty()) {
+    std::unique_ptr<DecodingState> head = model.start_decoding();
+    PendingLogits pending;
+    for (const PrefixWindow& w : plan_prefix_windows(plan.groups, batch_size)) {
+      score_window(s, plan.groups, w, batch_size, pending);
+      if (pending.rows >= kPendingStateRows) flush(s, *head, pending);
+    }
+    flush(s, *head, pending);
+  }
+  score_full_rows(s, plan.rest, batch_size);
+  if (stats) stats->tokens_full += full_row_tokens(inputs);
   return results;
 }
 

@@ -64,8 +64,10 @@ torch::Tensor BlockImpl::forward_incremental(const torch::Tensor& h, variants::K
   return x + mlp(mlp_norm(x));
 }
 
-void DecoderCache::repeat_rows(int64_t n) {
-  for (auto& layer : layers) layer.repeat_rows(n);
+DecoderCache DecoderCache::select(const torch::Tensor& rows) const {
+  DecoderCache out;
+  for (const auto& layer : layers) out.layers.push_back(layer.select(rows));
+  return out;
 }
 
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx) { return head(hidden(idx)); }

@@ -35,8 +35,8 @@ TORCH_MODULE(Block);
 struct DecoderCache {
   std::vector<variants::KVCache> layers;
   int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
-  // Each row b becomes n rows (b n .. b n + n - 1).
-  void repeat_rows(int64_t n);
+  // A cache whose row i is this cache's row rows[i] ([N] int64).
+  DecoderCache select(const torch::Tensor& rows) const;
 };
 
 class DecoderLMImpl : public torch::nn::Module {

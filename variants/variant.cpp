@@ -8,17 +8,14 @@ void append(torch::Tensor& past, const torch::Tensor& now, int64_t dim) {
   past = past.defined() ? torch::cat({past, now}, dim) : now;
 }
 
-torch::Tensor repeat(const torch::Tensor& t, int64_t n) {
-  return t.defined() ? t.repeat_interleave(n, 0) : t;
+torch::Tensor select_rows(const torch::Tensor& t, const torch::Tensor& rows) {
+  return t.defined() ? t.index_select(0, rows.to(t.device())) : t;
 }
 
 }  // namespace
 
-void KVCache::repeat_rows(int64_t n) {
-  k = repeat(k, n);
-  v = repeat(v, n);
-  x = repeat(x, n);
-  q = repeat(q, n);
+KVCache KVCache::select(const torch::Tensor& rows) const {
+  return {select_rows(k, rows), select_rows(v, rows), select_rows(x, rows), select_rows(q, rows)};
 }
 
 torch::Tensor AttentionVariantImpl::forward_incremental(const torch::Tensor& q,

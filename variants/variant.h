@@ -24,8 +24,9 @@ struct KVCache {
   torch::Tensor x;     // [B, P, C]
   torch::Tensor q;     // [B, H, P, D] or undefined
   int64_t length() const { return k.defined() ? k.size(2) : 0; }  // P
-  // Each row b becomes n rows (b n .. b n + n - 1): one shared context for n continuations.
-  void repeat_rows(int64_t n);
+  // A cache whose row i is this cache's row rows[i] ([N] int64): e.g. one shared context for
+  // several continuations.
+  KVCache select(const torch::Tensor& rows) const;
 };
 
 struct VariantContext {

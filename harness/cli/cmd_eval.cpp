@@ -34,6 +34,7 @@ struct Options {
   int64_t batch_size = 0;   // 0 = the checkpoint config's eval.batch_size
   std::string format = "table";
   bool log_samples = false;
+  bool no_prefix_reuse = false;
   std::string dump_requests;
   std::string bos;          // "" = the checkpoint config's eval.bos
   std::string data_dir;
@@ -62,7 +63,9 @@ nlohmann::json report_json(const evals::EvalReport& report, const std::string& r
                      {"requests", t.requests},
                      {"metrics", metrics},
                      {"seconds", t.seconds},
-                     {"forward_seconds", t.forward.forward_seconds}});
+                     {"forward_seconds", t.forward.forward_seconds},
+                     {"tokens", t.forward.tokens},
+                     {"tokens_full", t.forward.tokens_full}});
   }
   return {{"run_id", run_id},  {"step", step},   {"protocol", report.protocol},
           {"bos", evals::to_string(report.bos)}, {"limit", report.limit},
@@ -102,6 +105,7 @@ int run(Options o) {
   opt.bos = evals::parse_bos_policy(o.bos.empty() ? ec.bos : o.bos);
   opt.bootstrap_iters = o.bootstrap_iters;
   opt.log_samples = o.log_samples;
+  opt.reuse_prefixes = !o.no_prefix_reuse;
   opt.data_root = data_root(o.data_dir);
   opt.progress = stderr;
 
@@ -177,6 +181,9 @@ RegisterCommand reg(
       app.add_option("--format", o->format, "table | json");
       app.add_flag("--log-samples", o->log_samples,
                    "store every request's log-likelihood in the samples table");
+      app.add_flag("--no-prefix-reuse", o->no_prefix_reuse,
+                   "score every request as a full row, as lm-eval does (default: a context "
+                   "shared by several requests is computed once)");
       app.add_option("--dump-requests", o->dump_requests,
                      "write every (task, doc_id, context, continuation) as JSONL");
       app.add_option("--bos", o->bos, "BOS policy: none | prepend (default: the config's eval.bos)");

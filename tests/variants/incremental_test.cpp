@@ -103,7 +103,7 @@ CATCH_TEST_CASE("every variant: fewer queries than keys give the last rows of th
   }
 }
 
-CATCH_TEST_CASE("a cache repeated for n continuations serves each as its own prefix would") {
+CATCH_TEST_CASE("a cache selected for n continuations serves each as its own prefix would") {
   const int64_t H = 2, D = 4, C = 6, P = 5, S = 3, n = 3;
   for (const auto& c : test::registered_cases()) {
     CATCH_CAPTURE(c.label());
@@ -121,8 +121,8 @@ CATCH_TEST_CASE("a cache repeated for n continuations serves each as its own pre
     const Inputs prefix = in.positions(0, P), rest = in.positions(P, S);
     m->forward_incremental(prefix.q.narrow(0, 0, 1), prefix.k.narrow(0, 0, 1),
                            prefix.v.narrow(0, 0, 1), prefix.x.narrow(0, 0, 1), cache);
-    cache.repeat_rows(n);
-    const auto out = m->forward_incremental(rest.q, rest.k, rest.v, rest.x, cache);
+    KVCache repeated = cache.select(torch::zeros({n}, torch::kLong));
+    const auto out = m->forward_incremental(rest.q, rest.k, rest.v, rest.x, repeated);
     const auto full = m->forward(in.q, in.k, in.v, in.x).narrow(2, P, S);
     CATCH_CHECK(max_diff(out, full) < 1e-10);
   }
