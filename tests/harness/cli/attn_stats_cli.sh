@@ -18,13 +18,6 @@ train() {  # train OUT SET...: the fixture's base config with overrides
 train "$tmp/lazy" attention.variant=lazy
 train "$tmp/mask" attention.variant=softmax data.fixed_token_position=3 data.fixed_token_id=7
 
-expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on stderr
-  local want=$1; shift
-  local rc=0
-  "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
-  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in the error"; }
-}
 expect_error "no such folder" "$ATTNBENCH" attn-stats --checkpoint "$tmp/nothing"
 expect_error "expected table or json" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --format xml
 expect_error "excludes" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --text a.txt --data b.bin

@@ -11,13 +11,6 @@ make_sweep "$tmp"
 "$ATTNBENCH" train --config "$tmp/base.toml" --set train.steps=5 --out "$tmp/run" --quiet \
   > "$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; fail "training"; }
 
-expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on stderr
-  local want=$1; shift
-  local rc=0
-  "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
-  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in the error"; }
-}
 expect_error "no such folder" "$ATTNBENCH" eval --checkpoint "$tmp/nothing" --tasks copa
 expect_error "no complete checkpoint" "$ATTNBENCH" eval --checkpoint "$tmp" --tasks copa
 expect_error "expected none or prepend" "$ATTNBENCH" eval --checkpoint "$tmp/run" --tasks copa --bos first

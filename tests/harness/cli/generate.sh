@@ -9,13 +9,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 A=$ATTNBENCH
 
-expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on stderr
-  local want=$1; shift
-  local rc=0
-  "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
-  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in the error"; }
-}
 expect_error "--prompt is required" "$A" generate --checkpoint "$tmp/run"
 expect_error "--max-gen-toks: '0' is not an integer >= 1" "$A" generate --checkpoint "$tmp/run" --prompt a --max-gen-toks 0
 expect_error "--max-gen-toks: '12abc'" "$A" generate --checkpoint "$tmp/run" --prompt a --max-gen-toks 12abc

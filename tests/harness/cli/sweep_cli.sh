@@ -17,13 +17,6 @@ grep -q "variant=lazy tau_form=per_token renormalize=true tau_init=0 seed=2" "$t
   fail "labels should name the varying keys"
 [ ! -e "$tmp/none.db" ] || fail "a dry run created the database"
 
-expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on stderr
-  local want=$1; shift
-  local rc=0
-  "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
-  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
-  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in the error"; }
-}
 make_sweep "$tmp"
 printf '[sweep]\nname = "t"\nbase = "base.toml"\n[grid]\n"attention.varient" = ["lazy"]\n' > "$tmp/typo.toml"
 expect_error "typo.toml:5:1: unknown key attention.varient" "$ATTNBENCH" sweep "$tmp/typo.toml" --dry-run

@@ -69,6 +69,14 @@ sql() {  # sql DB QUERY: one value per line
   sqlite3 -readonly "$1" "$2"
 }
 
+expect_error() {  # expect_error SUBSTRING COMMAND...: exit 2 and SUBSTRING on stderr (uses $tmp)
+  local want=$1; shift
+  local rc=0
+  "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?
+  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
+  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in the error"; }
+}
+
 fail() {
   echo "FAIL: $*" >&2
   exit 1
