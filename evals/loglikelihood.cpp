@@ -19,34 +19,43 @@ std::string shape_string(const torch::Tensor& t) {
   return s + "]";
 }
 
-// Scores one request from the logits of the last `span` input positions of its row [span, >= V]:
-// its continuation's logits are the last contlen of them. log p(token) = logit[token] -
+// Scores one request from the logits of the last `span` input positions of its row, given as
+// consecutive pieces [n_k, >= V] (a shared prefix's rows, then the row's own: never copied into
+// one tensor): its continuation's logits are the last contlen rows. log p(token) = logit[token] -
 // logsumexp(row), taken in the logits' dtype (float32), as lm-eval's log_softmax, and summed in
 // float64. Greedy (lm-eval: every continuation token is the argmax of its row of log-probs) is read
 // from the logits themselves: log_softmax is monotone per row, and torch's argmax returns the first
 // maximum, as lm-eval's does. (Converting the rows to float64 first cost half of a small model's
 // evaluation in allocation and memory traffic: contlen x 50257 doubles per request.)
-Loglikelihood score(const torch::Tensor& span_logits, int64_t contlen,
+Loglikelihood score(const std::vector<torch::Tensor>& span, int64_t contlen,
                     const std::vector<int64_t>& continuation, int64_t vocab) {
   Loglikelihood out;
   out.is_greedy = true;
-  if (contlen == 0) return out;
   for (int64_t token : continuation) {
     if (token < 0 || token >= vocab) {
       throw std::runtime_error("continuation token " + std::to_string(token) +
                                " is outside the model's vocabulary of " + std::to_string(vocab));
     }
   }
-  torch::Tensor rows = span_logits.narrow(0, span_logits.size(0) - contlen, contlen).narrow(1, 0, vocab);
-  torch::Tensor targets = torch::tensor(continuation, torch::kInt64).unsqueeze(1);
-  torch::Tensor logprobs = (rows.gather(1, targets).squeeze(1) - torch::logsumexp(rows, 1))
-                               .to(torch::kFloat64);
-  torch::Tensor best = rows.argmax(/*dim=*/1);
-  auto lp = logprobs.accessor<double, 1>();
-  auto argmax = best.accessor<int64_t, 1>();
-  for (int64_t t = 0; t < contlen; ++t) {
-    out.logprob += lp[t];
-    if (argmax[t] != continuation[static_cast<size_t>(t)]) out.is_greedy = false;
+  int64_t rows_after = 0;  // rows of the pieces after the current one
+  for (auto piece = span.rbegin(); piece != span.rend() && rows_after < contlen; ++piece) {
+    const int64_t n = std::min(piece->size(0), contlen - rows_after);
+    const int64_t first_token = contlen - rows_after - n;  // continuation index of the first row
+    torch::Tensor rows = piece->narrow(0, piece->size(0) - n, n).narrow(1, 0, vocab);
+    torch::Tensor targets = torch::tensor(std::vector<int64_t>(continuation.begin() + first_token,
+                                                               continuation.begin() + first_token + n),
+                                          torch::kInt64)
+                                .unsqueeze(1);
+    torch::Tensor logprobs = (rows.gather(1, targets).squeeze(1) - torch::logsumexp(rows, 1))
+                                 .to(torch::kFloat64);
+    torch::Tensor best = rows.argmax(/*dim=*/1);
+    auto lp = logprobs.accessor<double, 1>();
+    auto argmax = best.accessor<int64_t, 1>();
+    for (int64_t t = 0; t < n; ++t) {
+      out.logprob += lp[t];
+      if (argmax[t] != continuation[static_cast<size_t>(first_token + t)]) out.is_greedy = false;
+    }
+    rows_after += n;
   }
   return out;
 }
@@ -85,8 +94,8 @@ struct Scoring {
     }
     return out;
   }
-  void score_request(size_t m, const torch::Tensor& span_logits) {
-    results[m] = score(span_logits, inputs[m].contlen, requests[m].continuation, vocab);
+  void score_request(size_t m, const std::vector<torch::Tensor>& span) {
+    results[m] = score(span, inputs[m].contlen, requests[m].continuation, vocab);
   }
 };
 
@@ -132,7 +141,7 @@ void score_full_rows(Scoring& s, const std::vector<size_t>& indices, int64_t bat
     }), n);
     int64_t offset = 0, done = 0;
     for (int64_t b = 0; b < rows; ++b) {
-      torch::Tensor row_span = logits.narrow(0, offset, span[static_cast<size_t>(b)]);
+      const std::vector<torch::Tensor> row_span = {logits.narrow(0, offset, span[static_cast<size_t>(b)])};
       offset += span[static_cast<size_t>(b)];
       for (size_t m : batch.groups[static_cast<size_t>(b)].members) {
         s.score_request(indices[m], row_span);
@@ -194,9 +203,8 @@ void flush(Scoring& s, DecodingState& head, PendingLogits& pending) {
   const torch::Tensor logits = s.checked(
       s.timed(0, 0, [&] { return head.logits(torch::cat(pending.states, 0)); }), pending.rows);
   for (const auto& r : pending.readers) {
-    std::vector<torch::Tensor> parts;
-    for (auto [from, n] : r.ranges) parts.push_back(logits.narrow(0, from, n));
-    const torch::Tensor span = parts.empty() ? logits.narrow(0, 0, 0) : torch::cat(parts, 0);
+    std::vector<torch::Tensor> span;
+    for (auto [from, n] : r.ranges) span.push_back(logits.narrow(0, from, n));
     for (size_t m : r.members) s.score_request(m, span);
   }
   if (s.progress) s.progress->advance(static_cast<int64_t>(pending.requests));
