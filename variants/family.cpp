@@ -305,10 +305,10 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const std::string& device,
                                                 const kernels::FusedKernel* kernel,
                                                 const std::string& unsupported,
-                                                bool weights_requested,
+                                                bool eager_needed,
                                                 const std::string& unvalidated) {
   config::check_backend(backend);
-  if (weights_requested || backend == "eager") return nullptr;
+  if (eager_needed || backend == "eager") return nullptr;
   if (kernel && unsupported.empty()) {
     return backend == "auto" && !unvalidated.empty() ? nullptr : kernel;  // "fused" opts in
   }
@@ -332,15 +332,13 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const Registry<kernels::FusedKernel>& registry) {
   const std::string device = c10::DeviceTypeName(q.device().type(), /*lower_case=*/true);
   const kernels::FusedKernel* kernel = registry.find(device);
-  if (q.size(2) != k.size(2)) {  // an incremental step: eager under every backend
-    config::check_backend(backend);
-    return nullptr;
-  }
-  const bool ask = kernel && !weights_requested && backend != "eager";
+  // Weights, or an incremental step (fewer queries than keys), need the eager path.
+  const bool eager_needed = weights_requested || q.size(2) != k.size(2);
+  const bool ask = kernel && !eager_needed && backend != "eager";
   const std::string unsupported = ask ? kernel->unsupported(q, k, v, spec) : "";
   const std::string unvalidated =
       ask && unsupported.empty() && kernel->unvalidated ? kernel->unvalidated(q, k, v, spec) : "";
-  return choose_fused_kernel(backend, variant, device, kernel, unsupported, weights_requested,
+  return choose_fused_kernel(backend, variant, device, kernel, unsupported, eager_needed,
                              unvalidated);
 }
 

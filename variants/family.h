@@ -116,8 +116,11 @@ std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& 
 // variant. `kernel`: the fused kernel registered for the inputs' `device` (nullptr: none);
 // `unsupported`: why it cannot compute this call ("" when it can; FusedKernel::unsupported, or a
 // variant outside the family's own reason); `unvalidated`: why "auto" should not pick it yet
-// (FusedKernel::unvalidated, "" when it should). Rules:
-//   weights requested, or "eager"  -> eager (only eager materialises the weights);
+// (FusedKernel::unvalidated, "" when it should); `eager_needed`: the call needs the eager path
+// whatever the backend (its weights are requested: only eager materialises them; or it has fewer
+// queries than keys, an incremental decoding step: the fused kernels compute the square training
+// problem only). Rules:
+//   eager_needed, or "eager"       -> eager;
 //   "auto"                         -> `kernel` when it exists, supports the call and is validated
 //                                     for it, else eager;
 //   "fused"                        -> `kernel`, or a UsageError naming `variant`, `device` and what
@@ -128,11 +131,12 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const std::string& device,
                                                 const kernels::FusedKernel* kernel,
                                                 const std::string& unsupported,
-                                                bool weights_requested,
+                                                bool eager_needed,
                                                 const std::string& unvalidated = "");
 
 // The same for a call of the family: looks up the kernel for q's device in `registry` and asks it
-// whether it supports (q, k, v, spec).
+// whether it supports (q, k, v, spec); the eager path is needed when `weights_requested` or q has
+// fewer positions than k.
 const kernels::FusedKernel* choose_fused_kernel(
     const std::string& backend, const std::string& variant, const torch::Tensor& q,
     const torch::Tensor& k, const torch::Tensor& v, const kernels::FamilySpec& spec,
