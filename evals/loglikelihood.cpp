@@ -161,6 +161,11 @@ struct SuffixRow {
   int64_t parent = 0;       // the group's row in the window's prefix batch
   int64_t first_state = 0;  // where its continued states start in the pending states
   std::vector<size_t> members;
+
+  // The first position whose logits its members read.
+  int64_t first_read() const { return inplen - span; }
+  // The positions read at or after p, i.e. from the continued pass.
+  int64_t continued_reads(int64_t p) const { return inplen - std::max(first_read(), p); }
 };
 
 void add_suffix_rows(const Scoring& s, const PrefixGroup& g, int64_t p, int64_t parent,
@@ -225,7 +230,7 @@ void continue_rows(Scoring& s, const DecodingState& prefix, std::vector<SuffixRo
     std::copy(r.suffix.begin(), r.suffix.end(), input[b].data_ptr<int64_t>());
     tokens += static_cast<int64_t>(r.suffix.size());
     parents.push_back(r.parent);
-    for (int64_t q = std::max(r.inplen - r.span, p); q < r.inplen; ++q) {
+    for (int64_t q = r.inplen - r.continued_reads(p); q < r.inplen; ++q) {
       flat.push_back(b);
       flat.push_back(q - p);
     }
@@ -236,7 +241,7 @@ void continue_rows(Scoring& s, const DecodingState& prefix, std::vector<SuffixRo
   }));
   for (size_t r : batch) {
     rows[r].first_state = at;
-    at += rows[r].inplen - std::max(rows[r].inplen - rows[r].span, p);
+    at += rows[r].continued_reads(p);
   }
 }
 
@@ -258,7 +263,7 @@ void score_window(Scoring& s, const std::vector<PrefixGroup>& groups, const Pref
     const size_t first_row = rows.size();
     add_suffix_rows(s, group, p, g, rows);
     auto& from = first_read[static_cast<size_t>(g)];
-    for (size_t r = first_row; r < rows.size(); ++r) from = std::min(from, rows[r].inplen - rows[r].span);
+    for (size_t r = first_row; r < rows.size(); ++r) from = std::min(from, rows[r].first_read());
     prefix_state[static_cast<size_t>(g)] = static_cast<int64_t>(flat.size() / 2);
     for (int64_t t = from; t < p; ++t) flat.insert(flat.end(), {g, t});
     pending.requests += group.members.size();
@@ -283,13 +288,12 @@ void score_window(Scoring& s, const std::vector<PrefixGroup>& groups, const Pref
     // states, then the continued ones.
     PendingLogits::Reader reader{r.members, {}};
     const auto g = static_cast<size_t>(r.parent);
-    const int64_t start = r.inplen - r.span;
+    const int64_t start = r.first_read();
     if (start < p && r.span > 0) {
       reader.ranges.emplace_back(base + prefix_state[g] + start - first_read[g],
                                  std::min(r.inplen, p) - start);
     }
-    const int64_t reads = r.inplen - std::max(start, p);
-    if (reads > 0) reader.ranges.emplace_back(r.first_state, reads);
+    if (r.continued_reads(p) > 0) reader.ranges.emplace_back(r.first_state, r.continued_reads(p));
     pending.readers.push_back(std::move(reader));
   }
 }
@@ -321,14 +325,15 @@ std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
   for (const auto& r : requests) inputs.push_back(model_input(r, model.max_length()));
   Scoring s{model, requests, inputs, results, progress, stats, model.vocab_size()};
 
+  // `head` projects the pending states; a model without a cache gets full rows only.
+  std::unique_ptr<DecodingState> head = reuse_prefixes ? model.start_decoding() : nullptr;
   PrefixPlan plan;
-  if (reuse_prefixes && model.start_decoding()) {
+  if (head) {
     plan = plan_prefix_groups(requests, inputs);
   } else {
     for (size_t i = 0; i < requests.size(); ++i) plan.rest.push_back(i);
   }
   if (!plan.groups.empty()) {
-    std::unique_ptr<DecodingState> head = model.start_decoding();
     PendingLogits pending;
     for (const PrefixWindow& w : plan_prefix_windows(plan.groups, batch_size)) {
       score_window(s, plan.groups, w, batch_size, pending);

@@ -65,15 +65,23 @@ PrefixPlan plan_prefix_groups(const std::vector<TokenRequest>& requests,
 
 int64_t prefix_slack(int64_t longest) { return std::max<int64_t>(2, longest / 8); }
 
+namespace {
+// Indices of `keys`, largest key first, ties in index order.
+std::vector<size_t> largest_first(const std::vector<int64_t>& keys) {
+  std::vector<size_t> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] > keys[b]; });
+  return order;
+}
+}  // namespace
+
 std::vector<PrefixWindow> plan_prefix_windows(const std::vector<PrefixGroup>& groups,
                                               int64_t batch_size) {
-  std::vector<size_t> order(groups.size());
-  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return groups[a].prefix > groups[b].prefix; });
+  std::vector<int64_t> prefixes;
+  for (const PrefixGroup& g : groups) prefixes.push_back(g.prefix);
   std::vector<PrefixWindow> windows;
   int64_t longest = 0;
-  for (size_t g : order) {
+  for (size_t g : largest_first(prefixes)) {
     const int64_t p = groups[g].prefix;
     if (windows.empty() || static_cast<int64_t>(windows.back().groups.size()) >= batch_size ||
         longest - p > prefix_slack(longest)) {
@@ -88,12 +96,8 @@ std::vector<PrefixWindow> plan_prefix_windows(const std::vector<PrefixGroup>& gr
 
 std::vector<std::vector<size_t>> plan_length_batches(const std::vector<int64_t>& lengths,
                                                      int64_t batch_size) {
-  std::vector<size_t> order(lengths.size());
-  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
   std::vector<std::vector<size_t>> batches;
-  for (size_t r : order) {
+  for (size_t r : largest_first(lengths)) {
     if (batches.empty() || static_cast<int64_t>(batches.back().size()) >= batch_size ||
         lengths[batches.back().front()] - lengths[r] > kPaddingSlack) {
       batches.emplace_back();
