@@ -7,7 +7,6 @@
 
 #include "core/common/error.h"
 #include "core/common/regular_file.h"
-#include "core/common/paths.h"
 #include "core/data/shard.h"
 #include "core/data/tokenizer.h"
 
@@ -43,9 +42,8 @@ HeldOutTokens read_held_out(const TextSource& source, const config::RunConfig& c
   }
   if (!source.text_file.empty()) {
     const std::string text = read_regular_file(source.text_file, "--text file");
-    const auto tokenizer_dir =
-        require_data_file("gpt2_tokenizer/encoder.json", source.data_dir).parent_path();
-    const std::vector<uint32_t> ids = data::Tokenizer::load(tokenizer_dir).encode_document(text);
+    const std::vector<uint32_t> ids =
+        data::Tokenizer::load(data::gpt2_tokenizer_dir(source.data_dir)).encode_document(text);
     HeldOutTokens out;
     const size_t n = std::min<size_t>(ids.size(), static_cast<size_t>(max_tokens));
     out.tokens.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));

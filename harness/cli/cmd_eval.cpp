@@ -110,8 +110,7 @@ int run(Options o) {
   opt.progress = stderr;
 
   // Everything the run needs is checked before the first forward pass.
-  const auto tokenizer_dir = require_data_file("gpt2_tokenizer/encoder.json", o.data_dir).parent_path();
-  data::Tokenizer tokenizer = data::Tokenizer::load(tokenizer_dir);
+  data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir(o.data_dir));
   std::vector<std::vector<evals::Doc>> docs;
   for (const auto& name : tasks) {
     docs.push_back(evals::apply_limit(evals::find_task(name).load(opt.data_root), opt.limit));

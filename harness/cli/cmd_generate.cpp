@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
-#include "core/common/paths.h"
 #include "core/data/tokenizer.h"
 #include "evals/decoder_lm_adapter.h"
 #include "evals/generate.h"
@@ -54,9 +53,7 @@ int run(const Options& o) {
         "context and the generated tokens together",
         o.max_gen_toks, loaded.cfg.model.context_length));
   }
-  const auto tokenizer_dir =
-      require_data_file("gpt2_tokenizer/encoder.json", o.data_dir).parent_path();
-  const data::Tokenizer tokenizer = data::Tokenizer::load(tokenizer_dir);
+  const data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir(o.data_dir));
 
   evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
   // The prompt is encoded as lm-eval's Hugging Face tokenizer encodes a context.
