@@ -214,18 +214,35 @@ std::vector<results::Sample> sample_rows(const TaskReport& task) {
   return rows;
 }
 
-EvalReport evaluate(LanguageModel& model, const TextEncoder& encode,
-                    const std::vector<std::string>& tasks, const EvalOptions& options) {
-  EvalReport report;
-  report.bos = options.bos;
-  report.limit = options.limit;
-  for (const std::string& name : tasks) {
+std::vector<LoadedTask> load_tasks(const std::vector<std::string>& names,
+                                   const std::filesystem::path& data_root, int64_t limit,
+                                   const std::map<std::string, int64_t>& task_limits) {
+  std::vector<LoadedTask> out;
+  for (const std::string& name : names) {
     const TaskSpec& spec = find_task(name);
-    std::vector<Doc> docs = apply_limit(spec.load(options.data_root), options.limit);
-    report.tasks.push_back(
-        evaluate_docs(model, encode, spec.name, spec.type, spec.metrics, docs, options));
+    const auto own = task_limits.find(name);
+    const int64_t task_limit = own == task_limits.end() ? limit : own->second;
+    out.push_back({&spec, apply_limit(spec.load(data_root), task_limit), task_limit});
   }
-  return report;
+  return out;
+}
+
+bool evaluate_tasks(LanguageModel& model, const TextEncoder& encode,
+                    const std::vector<LoadedTask>& tasks, const EvalOptions& options,
+                    const TaskDone& done, const std::function<bool()>& stop) {
+  for (const LoadedTask& task : tasks) {
+    if (stop && stop()) return false;
+    const TaskSpec& spec = *task.spec;
+    done(task, evaluate_docs(model, encode, spec.name, spec.type, spec.metrics, task.docs, options));
+  }
+  return true;
+}
+
+EvalOptions eval_options(const config::EvalConfig& eval) {
+  EvalOptions o;
+  o.batch_size = eval.batch_size;
+  o.bos = parse_bos_policy(eval.bos);
+  return o;
 }
 
 TextEncoder text_encoder(const data::Tokenizer& tokenizer) {
@@ -233,11 +250,6 @@ TextEncoder text_encoder(const data::Tokenizer& tokenizer) {
     std::vector<uint32_t> ids = tokenizer.encode(text);
     return std::vector<int64_t>(ids.begin(), ids.end());
   };
-}
-
-EvalReport evaluate(LanguageModel& model, const data::Tokenizer& tokenizer,
-                    const std::vector<std::string>& tasks, const EvalOptions& options) {
-  return evaluate(model, text_encoder(tokenizer), tasks, options);
 }
 
 }  // namespace attnbench::evals

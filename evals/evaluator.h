@@ -4,10 +4,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/config/run_config.h"
 #include "evals/encode_pair.h"
 #include "evals/language_model.h"
 #include "evals/loglikelihood.h"
@@ -25,15 +28,14 @@ namespace attnbench::evals {
 // implementation of it. Bump the attnbench-N suffix whenever a number could change.
 constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-2";
 
+// How tasks are scored (the item limit is a property of the loaded task: LoadedTask::limit).
 struct EvalOptions {
-  int64_t limit = 0;        // score only the first N documents of each task (0 = all): lm-eval --limit
   int64_t batch_size = 32;  // model rows per forward pass
   BosPolicy bos = BosPolicy::None;
   int64_t bootstrap_iters = kDefaultBootstrapIters;  // perplexity stderr; <= 0 = none
   bool log_samples = false;                          // keep per-request results in the report
   bool reuse_prefixes = true;  // a shared context computed once (loglikelihood.h); false: lm-eval's
                                // full rows, for comparison
-  std::filesystem::path data_root;                   // <root>/<task>/ (core/common/paths.h)
   std::FILE* progress = nullptr;  // progress lines go here (nullptr = silent)
 };
 
@@ -94,11 +96,34 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
                          OutputType type, const std::vector<std::string>& metrics,
                          const std::vector<Doc>& docs, const EvalOptions& options);
 
-// Loads each task (find_task(name).load(options.data_root)), applies the limit and scores it.
-EvalReport evaluate(LanguageModel& model, const TextEncoder& encode,
-                    const std::vector<std::string>& tasks, const EvalOptions& options);
-EvalReport evaluate(LanguageModel& model, const data::Tokenizer& tokenizer,
-                    const std::vector<std::string>& tasks, const EvalOptions& options);
+// A task ready to score: its registration and its documents, the item limit applied.
+struct LoadedTask {
+  const TaskSpec* spec = nullptr;
+  std::vector<Doc> docs;
+  int64_t limit = 0;  // the item limit applied (0 = every item), stored with the task's rows
+};
+
+// Every task of `names` loaded from `data_root`, its limit applied (`task_limits` replaces `limit`
+// for the tasks it names): an unknown task or a missing or malformed file is a UsageError before
+// any model work starts.
+std::vector<LoadedTask> load_tasks(const std::vector<std::string>& names,
+                                   const std::filesystem::path& data_root, int64_t limit,
+                                   const std::map<std::string, int64_t>& task_limits = {});
+
+// Receives each task's report as soon as it is scored.
+using TaskDone = std::function<void(const LoadedTask& task, TaskReport report)>;
+
+// The evaluation driver of `attnbench eval` and of a sweep's cells: scores `tasks` in order on
+// `model` and hands each report to `done` (callers store it as one transaction, so a kill loses
+// at most the task in progress). `stop` is polled between tasks; returns false when it stopped
+// early.
+bool evaluate_tasks(LanguageModel& model, const TextEncoder& encode,
+                    const std::vector<LoadedTask>& tasks, const EvalOptions& options,
+                    const TaskDone& done, const std::function<bool()>& stop = {});
+
+// The options a trained model's own config asks for (its [eval] section): batch size and BOS
+// policy.
+EvalOptions eval_options(const config::EvalConfig& eval);
 
 // A scored task as results-store rows (one per metric), stamped with kProtocolVersion, the item
 // limit and the BOS policy it was scored under.

@@ -99,22 +99,19 @@ int run(Options o) {
   if (task_spec.empty()) task_spec = ec.tasks.empty() ? "paper" : join(ec.tasks, ",");
   const std::vector<std::string> tasks = evals::expand_task_list(task_spec);
 
-  evals::EvalOptions opt;
-  opt.limit = o.limit >= 0 ? o.limit : ec.limit;
-  opt.batch_size = o.batch_size > 0 ? o.batch_size : ec.batch_size;
-  opt.bos = evals::parse_bos_policy(o.bos.empty() ? ec.bos : o.bos);
+  evals::EvalOptions opt = evals::eval_options(ec);
+  const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
+  if (o.batch_size > 0) opt.batch_size = o.batch_size;
+  if (!o.bos.empty()) opt.bos = evals::parse_bos_policy(o.bos);
   opt.bootstrap_iters = o.bootstrap_iters;
   opt.log_samples = o.log_samples;
   opt.reuse_prefixes = !o.no_prefix_reuse;
-  opt.data_root = data_root(o.data_dir);
   opt.progress = stderr;
 
   // Everything the run needs is checked before the first forward pass.
   data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir(o.data_dir));
-  std::vector<std::vector<evals::Doc>> docs;
-  for (const auto& name : tasks) {
-    docs.push_back(evals::apply_limit(evals::find_task(name).load(opt.data_root), opt.limit));
-  }
+  const std::vector<evals::LoadedTask> loaded_tasks =
+      evals::load_tasks(tasks, data_root(o.data_dir), limit);
   std::unique_ptr<results::Store> store;
   const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
@@ -122,9 +119,8 @@ int run(Options o) {
   if (!o.dump_requests.empty()) {
     std::ofstream out(o.dump_requests);
     if (!out) throw UsageError("--dump-requests " + o.dump_requests + ": cannot write");
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const auto& spec = evals::find_task(tasks[i]);
-      for (const auto& r : evals::request_records(spec.name, spec.type, docs[i])) {
+    for (const evals::LoadedTask& t : loaded_tasks) {
+      for (const auto& r : evals::request_records(t.spec->name, t.spec->type, t.docs)) {
         out << nlohmann::json{{"task", r.task},
                               {"doc_id", r.doc},
                               {"request", r.request},
@@ -137,24 +133,22 @@ int run(Options o) {
   }
 
   evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
-  evals::TextEncoder encode = evals::text_encoder(tokenizer);
   evals::EvalReport report;
   report.bos = opt.bos;
-  report.limit = opt.limit;
+  report.limit = limit;
   const std::string run_id = config::config_hash(loaded.cfg);
   if (store) {
     ensure_standalone_run(*store, loaded.cfg, run_id, threads,
                           model::device_description(loaded.device));
   }
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const auto& spec = evals::find_task(tasks[i]);
-    evals::TaskReport t =
-        evals::evaluate_docs(lm, encode, spec.name, spec.type, spec.metrics, docs[i], opt);
-    if (store) {  // each task is one transaction, written as soon as it is done
-      store->record_task(run_id, evals::eval_rows(t, opt.limit, opt.bos), evals::sample_rows(t));
-    }
-    report.tasks.push_back(std::move(t));
-  }
+  evals::evaluate_tasks(lm, evals::text_encoder(tokenizer), loaded_tasks, opt,
+                        [&](const evals::LoadedTask& task, evals::TaskReport t) {
+                          if (store) {  // each task is one transaction, written as soon as it is done
+                            store->record_task(run_id, evals::eval_rows(t, task.limit, opt.bos),
+                                               evals::sample_rows(t));
+                          }
+                          report.tasks.push_back(std::move(t));
+                        });
 
   if (o.format == "json") {
     std::cout << report_json(report, run_id, loaded.step).dump(2) << "\n";

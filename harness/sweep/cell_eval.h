@@ -1,34 +1,34 @@
-// The evaluation step of a sweep cell: the trained checkpoint of a run folder scored zero-shot on
-// the sweep's tasks (evals/evaluator.h, docs/evaluation.md), as rows for the results store.
+// The evaluation step of a sweep cell: its trained model scored zero-shot on the sweep's tasks by
+// the evaluation driver and model adapter that `attnbench eval` runs (evals/evaluator.h,
+// evals/decoder_lm_adapter.h; docs/evaluation.md), so that a cell's stored rows and samples are
+// those `attnbench eval` stores for the same checkpoint.
 #pragma once
-#include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "results/store.h"
+#include "core/config/run_config.h"
+#include "evals/evaluator.h"
+#include "model/checkpoint_model.h"
 
 namespace attnbench::sweep {
 
 struct CellEvalOptions {
-  int64_t limit = 0;                // lm-eval --limit (0 = every item)
-  std::map<std::string, int64_t> task_limits;  // replaces `limit` for the named tasks
   std::filesystem::path data_root;  // <root>/<task>/ and <root>/gpt2_tokenizer/
-  bool quiet = false;
+  bool quiet = false;               // no progress bar
 };
 
-// A scored task's metric rows and per-request samples (the paired tests of `results compare` read
-// them), to be stored in one transaction.
-using RecordTask = std::function<void(const std::vector<results::EvalRow>& evals,
-                                      const std::vector<results::Sample>& samples)>;
+// Receives each scored task (its per-request samples included) as soon as it is done.
+using RecordTask = std::function<void(const evals::LoadedTask& task, const evals::TaskReport& report)>;
 
-// Scores `tasks` one at a time and hands each task's rows to `record` as soon as it is scored (one
-// store transaction per task, so a kill loses at most the task in progress). `stop` is polled
-// between tasks; returns false when it stopped early.
-bool evaluate_checkpoint(const std::filesystem::path& run_dir, const std::vector<std::string>& tasks,
-                         const CellEvalOptions& options, const RecordTask& record,
-                         const std::function<bool()>& stop);
+// Scores `tasks` on `loaded` (its weights as they are, on their device) with the options of the
+// sweep's [eval] section `eval` (limits per task, batch size, BOS policy), one task at a time,
+// handing each to `record` (the caller stores it as one transaction, so a kill loses at most the
+// task in progress). Every task's data and the tokenizer are read before the first forward pass.
+// `stop` is polled between tasks; returns false when it stopped early.
+bool evaluate_checkpoint(const model::LoadedModel& loaded, const config::EvalConfig& eval,
+                         const std::vector<std::string>& tasks, const CellEvalOptions& options,
+                         const RecordTask& record, const std::function<bool()>& stop);
 
 }  // namespace attnbench::sweep

@@ -71,20 +71,19 @@ void say(const Cell& cell, const std::string& what) {
 }
 
 // Scores the tasks the store lacks; false when Ctrl-C stopped it between tasks.
-bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir,
-                      const CellRunOptions& o) {
-  std::vector<std::string> tasks = missing_tasks(cell, store);
+bool evaluate_missing(const Cell& cell, results::Store& store, const model::LoadedModel& loaded,
+                      const std::vector<std::string>& tasks, const CellRunOptions& o) {
   if (tasks.empty()) return true;
   say(cell, "evaluating " + join(tasks));
   CellEvalOptions eo;
-  eo.limit = cell.config.eval.limit;
-  eo.task_limits = cell.config.eval.task_limits;
   eo.data_root = o.data_root;
   eo.quiet = o.quiet;
+  const evals::BosPolicy bos = evals::parse_bos_policy(cell.config.eval.bos);
   return evaluate_checkpoint(
-      run_dir, tasks, eo,
-      [&](const std::vector<results::EvalRow>& rows, const std::vector<results::Sample>& samples) {
-        store.record_task(cell.id, rows, samples);
+      loaded, cell.config.eval, tasks, eo,
+      [&](const evals::LoadedTask& task, const evals::TaskReport& report) {
+        store.record_task(cell.id, evals::eval_rows(report, task.limit, bos),
+                          evals::sample_rows(report));
       },
       [] { return interrupted(); });
 }
@@ -92,9 +91,8 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const std::filesy
 // Sink mass and sparsity (docs/diagnostics.md, "What is measured") of the trained model on its
 // validation text, for the sweep table's diagnostics columns; stored with the run's other results,
 // as upserts.
-void measure_attention(const Cell& cell, results::Store& store, const std::filesystem::path& run_dir) {
+void measure_attention(const Cell& cell, results::Store& store, model::LoadedModel& loaded) {
   namespace dx = evals::diagnostics;
-  model::LoadedModel loaded = model::load_model(run_dir, "");  // on the cell's train.device
   if (loaded.cfg.data.val.empty()) return;  // no held-out text to measure on
   dx::DiagnosticsOptions opts;
   opts.window = loaded.cfg.model.context_length;
@@ -167,9 +165,13 @@ CellOutcome unclaimed(const Cell& cell, const results::ClaimResult& claim, resul
     case RunStatus::Finished:
       // Tasks added to the sweep after the run finished are scored from its checkpoint; the
       // model is never trained again. No claim is needed: eval rows are upserts.
-      if (missing_tasks(cell, store).empty()) return CellOutcome::Skipped;
-      return evaluate_missing(cell, store, run_dir, o) ? CellOutcome::Evaluated
-                                                       : CellOutcome::Interrupted;
+      {
+        const std::vector<std::string> tasks = missing_tasks(cell, store);
+        if (tasks.empty()) return CellOutcome::Skipped;
+        return evaluate_missing(cell, store, model::load_model(run_dir, ""), tasks, o)
+                   ? CellOutcome::Evaluated
+                   : CellOutcome::Interrupted;
+      }
     case RunStatus::Running:
       say(cell, "running in " + claim.holder + ", skipped");
       return CellOutcome::Held;
@@ -217,12 +219,14 @@ CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Stor
     say(cell, fmt::format("diverged: non-finite loss after {} steps", r.step));
     return CellOutcome::Diverged;
   }
-  if (!evaluate_missing(cell, store, run_dir, o)) {
+  // Loaded once, on the cell's train.device, for evaluation and attention statistics.
+  model::LoadedModel loaded = model::load_model(run_dir, "");
+  if (!evaluate_missing(cell, store, loaded, missing_tasks(cell, store), o)) {
     store.set_status(cell.id, RunStatus::Interrupted);
     say(cell, "interrupted during evaluation; scored tasks are kept");
     return CellOutcome::Interrupted;
   }
-  measure_attention(cell, store, run_dir);
+  measure_attention(cell, store, loaded);
   store.set_status(cell.id, RunStatus::Finished);
   say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
   return CellOutcome::Finished;

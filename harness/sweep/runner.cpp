@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/common/paths.h"
+#include "core/data/tokenizer.h"
 #include "evals/tasks/task.h"
 #include "harness/sweep/cell_launch.h"
 #include "harness/sweep/cell_run.h"
@@ -106,13 +107,7 @@ void preflight_all(const std::vector<const Cell*>& cells, const fs::path& data_r
     tasks.insert(c->config.eval.tasks.begin(), c->config.eval.tasks.end());
   }
   if (tasks.empty()) return;
-  for (const auto& file : {"encoder.json", "vocab.bpe"}) {
-    if (!fs::exists(data_root / "gpt2_tokenizer" / file)) {
-      throw UsageError("the GPT-2 tokenizer is missing: expected " +
-                       (data_root / "gpt2_tokenizer" / file).string() +
-                       " (set --data-dir or ATTNBENCH_DATA to the data folder)");
-    }
-  }
+  data::gpt2_tokenizer_dir(data_root.string());  // the one place that finds it, as cells do
   for (const auto& t : tasks) evals::find_task(t).load(data_root);
 }
 

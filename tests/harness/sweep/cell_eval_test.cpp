@@ -1,0 +1,147 @@
+// A sweep cell's evaluation is `attnbench eval`'s (harness/sweep/cell_eval.h): a cell trained and
+// scored by run_cell stores the very rows and samples, bit for bit, that `attnbench eval
+// --log-samples --db` stores for its checkpoint, and the cell's model shares contexts through its
+// decoding state (prefix reuse computes fewer input positions than full rows). Needs the real
+// tasks and the GPT-2 tokenizer ($ATTNBENCH_DATA: skipped with a warning when unset).
+#include <torch/torch.h>  // before catch.hpp (docs/toolchain.md: glog's CHECK)
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "core/data/shard.h"
+#include "harness/sweep/cell_eval.h"
+#include "harness/sweep/cell_run.h"
+#include "harness/sweep/expand.h"
+#include "harness/sweep/sweep_file.h"
+#include "results/sqlite.h"
+#include "results/store.h"
+
+namespace fs = std::filesystem;
+using namespace attnbench;
+
+namespace {
+
+constexpr const char* kTasks = "copa,lambada_openai,wikitext";
+
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    dir = fs::temp_directory_path() / ("attnbench-test-cell-eval-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+// A one-cell sweep of a tiny softmax model trained 2 steps on random GPT-2 tokens, scored on three
+// tasks of the three output types (multiple choice, loglikelihood, rolling) at 3 items each.
+sweep::SweepFile one_cell_sweep(const fs::path& dir) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> token(0, 50256);
+  std::vector<uint32_t> tokens(20000);
+  for (auto& t : tokens) t = token(rng);
+  data::write_shard(dir / "train.bin", tokens);
+  data::write_shard(dir / "val.bin", std::vector<uint32_t>(tokens.begin(), tokens.begin() + 4000));
+  std::ofstream(dir / "base.toml")
+      << "[model]\npreset = \"tiny\"\ncontext_length = 128\n"
+      << "[data]\ntrain = \"" << (dir / "train.bin").string() << "\"\nval = \""
+      << (dir / "val.bin").string() << "\"\n"
+      << "[train]\nsteps = 2\nbatch_size = 2\nwarmup_steps = 1\neval_interval = 0\n"
+         "eval_tokens = 512\ncheckpoint_interval = 100\nthreads = 1\n";
+  std::ofstream(dir / "s.toml") << "[sweep]\nname = \"eq\"\nbase = \"base.toml\"\nseeds = [0]\n"
+                                   "tasks = [\"copa\", \"lambada_openai\", \"wikitext\"]\n"
+                                   "limit = 3\n";
+  return sweep::parse_sweep_file(dir / "s.toml");
+}
+
+// A column's exact value: integers and text as they are, REAL as its bits (hexadecimal
+// floating point), NULL as "NULL": equal strings mean equal values.
+std::string exact(results::Stmt& st, int c) {
+  if (st.is_null(c)) return "NULL";
+  if (sqlite3_column_type(st.handle(), c) == SQLITE_FLOAT) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", st.real(c));
+    return buf;
+  }
+  return st.text(c);
+}
+
+// Every stored eval row and sample of `run`, one string each.
+std::vector<std::string> stored_rows(const fs::path& db_path, const std::string& run) {
+  results::Db db(db_path, /*read_only=*/true);
+  std::vector<std::string> out;
+  for (const char* sql :
+       {"SELECT task, metric, value, stderr, n, item_limit, protocol_version, bos FROM evals "
+        "WHERE run = ? ORDER BY task, metric",
+        "SELECT task, doc, request, loglikelihood, is_greedy, is_gold, tokens FROM samples "
+        "WHERE run = ? ORDER BY task, doc, request"}) {
+    results::Stmt st = db.prepare(sql);
+    st.bind(1, run);
+    while (st.step()) {
+      std::string row;
+      for (int c = 0; c < st.columns(); ++c) row += exact(st, c) + " ";
+      out.push_back(row);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores, bit for bit") {
+  const char* data = std::getenv("ATTNBENCH_DATA");
+  if (!data || !*data) {
+    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the sweep-cell evaluation check");
+    return;
+  }
+  Scratch s;
+  const sweep::SweepFile file = one_cell_sweep(s.dir);
+  const sweep::Expansion e = sweep::expand(file);
+  CATCH_REQUIRE(e.cells.size() == 1);
+  const sweep::Cell& cell = e.cells[0];
+  {
+    results::Store store = results::Store::open(s.dir / "cell.db");
+    sweep::CellRunOptions o;
+    o.runs_dir = s.dir / "runs";
+    o.data_root = data;
+    o.quiet = true;
+    CATCH_REQUIRE(sweep::run_cell(file, cell, store, o) == sweep::CellOutcome::Finished);
+  }
+  const fs::path run_dir = s.dir / "runs" / cell.id;
+  const std::string cmd = std::string(ATTNBENCH_BINARY) + " eval --checkpoint " + run_dir.string() +
+                          " --tasks " + kTasks + " --limit 3 --threads 1 --log-samples --db " +
+                          (s.dir / "eval.db").string() + " > " + (s.dir / "eval.log").string() +
+                          " 2>&1";
+  CATCH_REQUIRE(std::system(cmd.c_str()) == 0);
+
+  const std::vector<std::string> from_cell = stored_rows(s.dir / "cell.db", cell.id);
+  const std::vector<std::string> from_eval = stored_rows(s.dir / "eval.db", cell.id);
+  CATCH_CHECK(from_cell.size() > 20);  // metrics of three tasks and a sample per request
+  CATCH_CHECK(from_cell == from_eval);
+
+  // The cell's model has a decoding state: COPA's two answers share their context, computed once.
+  model::LoadedModel loaded = model::load_model(run_dir, "");
+  sweep::CellEvalOptions eo;
+  eo.data_root = data;
+  eo.quiet = true;
+  int64_t tokens = 0, tokens_full = 0;
+  CATCH_REQUIRE(sweep::evaluate_checkpoint(
+      loaded, cell.config.eval, {"copa"}, eo,
+      [&](const evals::LoadedTask&, const evals::TaskReport& r) {
+        tokens += r.forward.tokens;
+        tokens_full += r.forward.tokens_full;
+      },
+      {}));
+  CATCH_CHECK(tokens_full > 0);
+  CATCH_CHECK(tokens < tokens_full);
+}
