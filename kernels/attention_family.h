@@ -42,7 +42,8 @@ struct FamilySpec {
 };
 
 // A fused implementation for one device: a custom autograd function that returns the output
-// [B, H, T, D] with gradients for q, k, v, tau and distance_bias.
+// [B, H, Tq, D] of the queries q [B, H, Tq, D] over k, v [B, H, T, D], with gradients for q, k, v,
+// tau and distance_bias.
 using FusedForward = std::function<torch::Tensor(const torch::Tensor& q, const torch::Tensor& k,
                                                  const torch::Tensor& v, const FamilySpec& spec)>;
 // Why a kernel cannot compute `spec` on these inputs (e.g. "elastic tau must be [H] or [B, T, H],
@@ -61,6 +62,10 @@ struct FusedKernel {
   // "" when it should (a code path that has not passed its tests on real hardware, e.g. the CUDA
   // Elastic kernel until a GPU has run them). "fused" runs it anyway: opting in is the user's.
   FusedLimits unvalidated;
+  // Whether the kernel computes queries at the last Tq < T positions (an incremental decoding
+  // step); a kernel without it gets only square calls (Tq = T), the others run eager under every
+  // backend.
+  bool query_offset = false;
 
   bool supports(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                 const FamilySpec& spec) const {

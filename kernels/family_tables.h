@@ -37,36 +37,39 @@ inline torch::Tensor visible_keys(int64_t T_len, const torch::TensorOptions& opt
   return torch::arange(first + 1, first + T_len + 1, opts);
 }
 
-// t[b, h, i] = tau / n_i or tau, [B, H, T], float32 at least (the ReLU threshold p + t is
-// ill-conditioned near tau = -1, docs/paper.md 1.3 (c)); tau is [H] or [B, T, H].
+// t[b, h, i] = tau / n_i or tau, [B, H, Tq] for the Tq queries at positions first .. first + Tq - 1,
+// float32 at least (the ReLU threshold p + t is ill-conditioned near tau = -1, docs/paper.md 1.3
+// (c)); tau is [H] or [B, Tq, H].
 inline torch::Tensor threshold_table(const torch::Tensor& tau, bool over_len, int64_t B, int64_t H,
-                                     int64_t T_len, torch::ScalarType dtype,
-                                     torch::Device device) {
+                                     int64_t Tq, torch::ScalarType dtype, torch::Device device,
+                                     int64_t first = 0) {
   const auto opts = torch::TensorOptions().dtype(dtype).device(device);
   auto t = tau.detach().to(opts);
   if (t.dim() == 1) {
-    t = t.view({1, H, 1}).expand({B, H, T_len});
+    t = t.view({1, H, 1}).expand({B, H, Tq});
   } else {
-    t = t.permute({0, 2, 1});  // [B, T, H] -> [B, H, T]
+    t = t.permute({0, 2, 1});  // [B, Tq, H] -> [B, H, Tq]
   }
-  if (over_len) t = t / visible_keys(T_len, opts).view({1, 1, T_len});
+  if (over_len) t = t / visible_keys(Tq, opts, first).view({1, 1, Tq});
   return t.contiguous();
 }
 
 // The gradients of tau, the distance bias and the ALiBi slopes (each undefined when that parameter
-// is), in each parameter's dtype, from a kernel's dthresh [B, H, T] = dl/dt_i and dbias_bh
-// [B, H, T] = the sum of dS along each diagonal d = i - j (undefined without a position bias).
+// is), in each parameter's dtype, from a kernel's dthresh [B, H, Tq] = dl/dt_i of the queries at
+// positions first.. and dbias_bh [B, H, T] = the sum of dS along each diagonal d = i - j
+// (undefined without a position bias).
 struct ParameterGrads {
   torch::Tensor tau, distance_bias, alibi_slopes;
 };
 
 inline ParameterGrads parameter_grads(const torch::Tensor& dthresh, const torch::Tensor& dbias_bh,
                                       const torch::Tensor& tau, const torch::Tensor& db,
-                                      const torch::Tensor& alibi, bool over_len) {
+                                      const torch::Tensor& alibi, bool over_len,
+                                      int64_t first = 0) {
   ParameterGrads g;
   if (dthresh.defined() && tau.defined()) {
-    const int64_t T_len = dthresh.size(2);
-    auto dt = over_len ? dthresh / visible_keys(T_len, dthresh.options()).view({1, 1, T_len})
+    const int64_t Tq = dthresh.size(2);
+    auto dt = over_len ? dthresh / visible_keys(Tq, dthresh.options(), first).view({1, 1, Tq})
                        : dthresh;
     g.tau = (tau.dim() == 1 ? dt.sum(torch::IntArrayRef{0, 2}) : dt.permute({0, 2, 1}))
                 .to(tau.scalar_type());
@@ -94,12 +97,13 @@ inline std::string shape_of(const torch::Tensor& t) {
   return s + "]";
 }
 
-// Why a kernel cannot take the spec's parameters for q of shape [B, H, T, *], "" when it can: ALiBi
-// slopes [H], a distance bias [H, W >= 1], a forgetting gate's C [B, H, T], a sink logit [H] with
-// softmax only, and for Elastic-Softmax tau [H] or [B, T, H]; a normaliser that is not handled here
-// is unsupported. Devices, and the features a kernel lacks, are each kernel's own check.
+// Why a kernel cannot take the spec's parameters for queries q [B, H, Tq, *] over keys [B, H, T, *],
+// "" when it can: ALiBi slopes [H], a distance bias [H, W >= 1], a forgetting gate's C [B, H, T], a
+// sink logit [H] with softmax only, and for Elastic-Softmax tau [H] or [B, Tq, H]; a normaliser
+// that is not handled here is unsupported. Devices, and the features a kernel lacks, are each
+// kernel's own check.
 inline std::string unsupported_parameters(const FamilySpec& spec, int64_t B, int64_t H,
-                                          int64_t T_len) {
+                                          int64_t Tq, int64_t T_len) {
   if (spec.alibi_slopes.defined() && !spec.alibi_slopes.sizes().equals({H}))
     return "alibi_slopes must be [H]";
   if (spec.distance_bias.defined() &&
@@ -116,9 +120,9 @@ inline std::string unsupported_parameters(const FamilySpec& spec, int64_t B, int
     case Normalizer::Softmax:
       return "";
     case Normalizer::Elastic:
-      if (!spec.tau.defined()) return "elastic tau must be [H] or [B, T, H], got none";
-      if (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, T_len, H})) return "";
-      return "elastic tau must be [H] or [B, T, H], got " + shape_of(spec.tau);
+      if (!spec.tau.defined()) return "elastic tau must be [H] or [B, Tq, H], got none";
+      if (spec.tau.sizes().equals({H}) || spec.tau.sizes().equals({B, Tq, H})) return "";
+      return "elastic tau must be [H] or [B, Tq, H], got " + shape_of(spec.tau);
   }
   return "normalizer " + std::to_string(static_cast<int>(spec.normalizer)) + " is not implemented";
 }

@@ -332,8 +332,10 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const Registry<kernels::FusedKernel>& registry) {
   const std::string device = c10::DeviceTypeName(q.device().type(), /*lower_case=*/true);
   const kernels::FusedKernel* kernel = registry.find(device);
-  // Weights, or an incremental step (fewer queries than keys), need the eager path.
-  const bool eager_needed = weights_requested || q.size(2) != k.size(2);
+  // Weights need the eager path; so does an incremental step (fewer queries than keys) unless the
+  // kernel takes queries at an offset.
+  const bool incremental = q.size(2) != k.size(2);
+  const bool eager_needed = weights_requested || (incremental && !(kernel && kernel->query_offset));
   const bool ask = kernel && !eager_needed && backend != "eager";
   const std::string unsupported = ask ? kernel->unsupported(q, k, v, spec) : "";
   const std::string unvalidated =

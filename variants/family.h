@@ -118,8 +118,8 @@ std::shared_ptr<AttentionVariantImpl> make_family_variant(const VariantContext& 
 // variant outside the family's own reason); `unvalidated`: why "auto" should not pick it yet
 // (FusedKernel::unvalidated, "" when it should); `eager_needed`: the call needs the eager path
 // whatever the backend (its weights are requested: only eager materialises them; or it has fewer
-// queries than keys, an incremental decoding step: the fused kernels compute the square training
-// problem only). Rules:
+// queries than keys, an incremental decoding step, and the kernel computes the square training
+// problem only: FusedKernel::query_offset). Rules:
 //   eager_needed, or "eager"       -> eager;
 //   "auto"                         -> `kernel` when it exists, supports the call and is validated
 //                                     for it, else eager;
@@ -135,8 +135,8 @@ const kernels::FusedKernel* choose_fused_kernel(const std::string& backend,
                                                 const std::string& unvalidated = "");
 
 // The same for a call of the family: looks up the kernel for q's device in `registry` and asks it
-// whether it supports (q, k, v, spec); the eager path is needed when `weights_requested` or q has
-// fewer positions than k.
+// whether it supports (q, k, v, spec); the eager path is needed when `weights_requested`, or when q
+// has fewer positions than k and the kernel takes no query offset.
 const kernels::FusedKernel* choose_fused_kernel(
     const std::string& backend, const std::string& variant, const torch::Tensor& q,
     const torch::Tensor& k, const torch::Tensor& v, const kernels::FamilySpec& spec,

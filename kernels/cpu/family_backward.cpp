@@ -35,28 +35,30 @@ template <typename T>
 void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, const T* lse,
                      const T* rowsum, T* dq, T* dk, T* dv, T* dthresh, T* dbias_bh,
                      T* dforget) {
-  const int64_t T_len = p.T_len, D = p.D;
+  const int64_t T_len = p.T_len, Tq = p.Tq, D = p.D, first = p.first();
   const T scale = T(1) / std::sqrt(static_cast<T>(D));
   at::parallel_for(0, p.B * p.H, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> s(kBlockM * kBlockN), g(kBlockM * kBlockN), c(kBlockM), u(kBlockM),
         delta(kBlockM), dt(kBlockM);
     for (int64_t bh = begin; bh < end; ++bh) {
-      const int64_t h = bh % p.H, off = bh * T_len * D;
-      const T *q_bh = p.q + off, *k_bh = p.k + off, *v_bh = p.v + off;
-      const T *o_bh = out + off, *do_bh = dout + off;
+      // Query-side buffers hold Tq rows per (b, h), key-side ones T_len.
+      const int64_t h = bh % p.H, off_q = bh * Tq * D, off_k = bh * T_len * D;
+      const T *q_bh = p.q + off_q, *k_bh = p.k + off_k, *v_bh = p.v + off_k;
+      const T *o_bh = out + off_q, *do_bh = dout + off_q;
       const T* bias_h = p.bias ? p.bias + h * T_len : nullptr;
       const T* c_bh = p.forget ? p.forget + bh * T_len : nullptr;
       T* dc = dforget ? dforget + bh * T_len : nullptr;
-      T *dq_bh = dq + off, *dk_bh = dk + off, *dv_bh = dv + off;
+      T *dq_bh = dq + off_q, *dk_bh = dk + off_k, *dv_bh = dv + off_k;
       T* dbias = dbias_bh ? dbias_bh + bh * T_len : nullptr;
 
-      for (int64_t i0 = 0; i0 < T_len; i0 += kBlockM) {
-        const int64_t mq = std::min(kBlockM, T_len - i0), key_end = i0 + mq;
-        const T* lse_row = lse + bh * T_len + i0;
-        const T* t_row = p.elastic ? p.thresh + bh * T_len + i0 : nullptr;
+      for (int64_t i0 = 0; i0 < Tq; i0 += kBlockM) {
+        const int64_t mq = std::min(kBlockM, Tq - i0);
+        const int64_t i_first = first + i0, key_end = i_first + mq;  // positions, as in the forward
+        const T* lse_row = lse + bh * Tq + i0;
+        const T* t_row = p.elastic ? p.thresh + bh * Tq + i0 : nullptr;
         const T* do_tile = do_bh + i0 * D;
         for (int64_t r = 0; r < mq; ++r) {
-          const T rs = rowsum[bh * T_len + i0 + r];
+          const T rs = rowsum[bh * Tq + i0 + r];
           c[r] = p.renormalize ? dot(do_tile + r * D, o_bh + (i0 + r) * D, D) : T(0);
           u[r] = !p.renormalize ? T(1) : (rs > T(0) ? T(1) / rs : T(0));
           // Softmax: sum_j p_ij g_ij = dO_i . o_i (unnormalised), so delta needs no extra pass.
@@ -72,7 +74,7 @@ void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, con
             detail::score_tile(p, q_bh, k_bh, bias_h, c_bh, i0, mq, j0, nk, s.data());
             gemm_nt<T>(p.gemm, mq, nk, D, T(1), do_tile, D, v_bh + j0 * D, D, T(0), g.data(), nk);
             for (int64_t r = 0; r < mq; ++r) {
-              const int64_t len = detail::valid_keys(i0 + r, j0, nk);
+              const int64_t len = detail::valid_keys(i_first + r, j0, nk);
               T* srow = s.data() + r * nk;
               const T* grow = g.data() + r * nk;
               for (int64_t cc = 0; cc < len; ++cc) srow[cc] -= lse_row[r];
@@ -88,7 +90,7 @@ void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, con
               dt[r] += st;
             }
           }
-          for (int64_t r = 0; r < mq; ++r) dthresh[bh * T_len + i0 + r] = dt[r];
+          for (int64_t r = 0; r < mq; ++r) dthresh[bh * Tq + i0 + r] = dt[r];
         }
 
         for (int64_t j0 = 0; j0 < key_end; j0 += kBlockN) {
@@ -96,7 +98,7 @@ void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, con
           detail::score_tile(p, q_bh, k_bh, bias_h, c_bh, i0, mq, j0, nk, s.data());
           gemm_nt<T>(p.gemm, mq, nk, D, T(1), do_tile, D, v_bh + j0 * D, D, T(0), g.data(), nk);
           for (int64_t r = 0; r < mq; ++r) {
-            const int64_t i = i0 + r, len = detail::valid_keys(i, j0, nk);
+            const int64_t i = i_first + r, len = detail::valid_keys(i, j0, nk);
             T* srow = s.data() + r * nk;  // becomes the normalised weights a_ij u_i
             T* grow = g.data() + r * nk;  // becomes dS_ij
             for (int64_t cc = 0; cc < len; ++cc) srow[cc] -= lse_row[r];

@@ -17,22 +17,23 @@ namespace attnbench::kernels::cpu {
 
 template <typename T>
 void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum) {
-  const int64_t T_len = p.T_len, D = p.D;
-  const int64_t n_qtiles = (T_len + kBlockM - 1) / kBlockM;
+  const int64_t T_len = p.T_len, Tq = p.Tq, D = p.D, first = p.first();
+  const int64_t n_qtiles = (Tq + kBlockM - 1) / kBlockM;
   at::parallel_for(0, p.B * p.H * n_qtiles, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> s(kBlockM * kBlockN), acc(kBlockM * D), m(kBlockM), l(kBlockM);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t bh = task / n_qtiles, h = bh % p.H;
-      const int64_t i0 = (task % n_qtiles) * kBlockM, mq = std::min(kBlockM, T_len - i0);
-      const T* q_bh = p.q + bh * T_len * D;
+      const int64_t i0 = (task % n_qtiles) * kBlockM, mq = std::min(kBlockM, Tq - i0);
+      const T* q_bh = p.q + bh * Tq * D;
       const T* k_bh = p.k + bh * T_len * D;
       const T* v_bh = p.v + bh * T_len * D;
       const T* bias_h = p.bias ? p.bias + h * T_len : nullptr;
       const T* c_bh = p.forget ? p.forget + bh * T_len : nullptr;
-      const T* t_row = p.elastic ? p.thresh + bh * T_len + i0 : nullptr;
-      T* lse_row = lse + bh * T_len + i0;
-      T* r_row = rowsum + bh * T_len + i0;
-      const int64_t key_end = i0 + mq;  // causal: no key beyond the tile's last query
+      const T* t_row = p.elastic ? p.thresh + bh * Tq + i0 : nullptr;
+      T* lse_row = lse + bh * Tq + i0;
+      T* r_row = rowsum + bh * Tq + i0;
+      const int64_t i_first = first + i0;  // the position of the tile's first query
+      const int64_t key_end = i_first + mq;  // causal: no key beyond the tile's last query
 
       // Pass 1: online max and sum of exponentials.
       std::fill(m.begin(), m.end(), -std::numeric_limits<T>::infinity());
@@ -41,7 +42,7 @@ void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum) {
         const int64_t nk = std::min(kBlockN, key_end - j0);
         detail::score_tile(p, q_bh, k_bh, bias_h, c_bh, i0, mq, j0, nk, s.data());
         for (int64_t r = 0; r < mq; ++r) {
-          const int64_t len = detail::valid_keys(i0 + r, j0, nk);
+          const int64_t len = detail::valid_keys(i_first + r, j0, nk);
           if (len == 0) continue;
           T* row = s.data() + r * nk;
           T mx = row[0];
@@ -64,7 +65,7 @@ void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum) {
         const int64_t nk = std::min(kBlockN, key_end - j0);
         detail::score_tile(p, q_bh, k_bh, bias_h, c_bh, i0, mq, j0, nk, s.data());
         for (int64_t r = 0; r < mq; ++r) {
-          const int64_t len = detail::valid_keys(i0 + r, j0, nk);
+          const int64_t len = detail::valid_keys(i_first + r, j0, nk);
           T* row = s.data() + r * nk;
           for (int64_t c = 0; c < len; ++c) row[c] -= lse_row[r];
           exp_inplace(row, len);
@@ -79,7 +80,7 @@ void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum) {
         }
         gemm_nn<T>(p.gemm, mq, D, nk, T(1), s.data(), nk, v_bh + j0 * D, D, T(1), acc.data(), D);
       }
-      T* o = out + (bh * T_len + i0) * D;
+      T* o = out + (bh * Tq + i0) * D;
       for (int64_t r = 0; r < mq; ++r) {
         const T f = !p.renormalize ? T(1) : (r_row[r] > T(0) ? T(1) / r_row[r] : T(0));
         for (int64_t d = 0; d < D; ++d) o[r * D + d] = acc[r * D + d] * f;

@@ -18,7 +18,7 @@ FamilyProblem<T> problem(const torch::Tensor& q, const torch::Tensor& k, const t
                          const torch::Tensor& thresh, bool elastic, bool renormalize,
                          TileGemm gemm) {
   FamilyProblem<T> p;
-  p.B = q.size(0), p.H = q.size(1), p.T_len = q.size(2), p.D = q.size(3);
+  p.B = q.size(0), p.H = q.size(1), p.Tq = q.size(2), p.T_len = k.size(2), p.D = q.size(3);
   p.q = q.data_ptr<T>(), p.k = k.data_ptr<T>(), p.v = v.data_ptr<T>();
   p.bias = bias.defined() ? bias.data_ptr<T>() : nullptr;
   p.forget = forget.defined() ? forget.data_ptr<T>() : nullptr;
@@ -61,7 +61,9 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
     tau = present(tau), distance_bias = present(distance_bias),
     alibi_slopes = present(alibi_slopes), sink_logit = present(sink_logit);
     q = q.contiguous(), k = k.contiguous(), v = v.contiguous();
-    const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+    // Queries at positions first .. T - 1 (kernels/cpu/family_kernel.h).
+    const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), T_len = k.size(2);
+    const int64_t first = T_len - Tq;
     const auto dtype = q.scalar_type();
     auto bias = bias_table(alibi_slopes, distance_bias, H, T_len, dtype, q.device());
     log_forget_cumsum = present(log_forget_cumsum);
@@ -69,11 +71,11 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
                       ? log_forget_cumsum.detach().to(dtype).contiguous()
                       : torch::Tensor();
     auto thresh =
-        elastic ? threshold_table(tau, tau_over_len, B, H, T_len, dtype, q.device())
+        elastic ? threshold_table(tau, tau_over_len, B, H, Tq, dtype, q.device(), first)
                 : torch::Tensor();
     auto out = torch::empty_like(q);
-    auto lse = torch::empty({B, H, T_len}, q.options());
-    auto rowsum = torch::empty({B, H, T_len}, q.options());
+    auto lse = torch::empty({B, H, Tq}, q.options());
+    auto rowsum = torch::empty({B, H, Tq}, q.options());
     AT_DISPATCH_FLOATING_TYPES(dtype, "fused_family_forward", [&] {
       family_forward<scalar_t>(problem<scalar_t>(q, k, v, bias, forget, thresh, elastic,
                                                  renormalize, static_cast<TileGemm>(gemm)),
@@ -107,7 +109,7 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
     const bool elastic = ctx->saved_data["elastic"].toBool();
     const bool renormalize = ctx->saved_data["renormalize"].toBool();
     const auto gemm = static_cast<TileGemm>(ctx->saved_data["gemm"].toInt());
-    const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2);
+    const int64_t B = q.size(0), H = q.size(1), Tq = q.size(2), T_len = k.size(2);
 
     auto dout = grad_outputs[0].contiguous();
     torch::Tensor dsink;
@@ -117,12 +119,12 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
       dsink = dsink.to(sink_logit.scalar_type());
       dout = (dout * g.unsqueeze(-1)).contiguous();
     }
-    auto dq = torch::zeros_like(q), dk = torch::zeros_like(q), dv = torch::zeros_like(q);
-    auto per_row = [&](bool wanted) {
-      return wanted ? torch::zeros({B, H, T_len}, q.options()) : torch::Tensor();
+    auto dq = torch::zeros_like(q), dk = torch::zeros_like(k), dv = torch::zeros_like(v);
+    auto per_row = [&](bool wanted, int64_t rows) {
+      return wanted ? torch::zeros({B, H, rows}, q.options()) : torch::Tensor();
     };
-    auto dthresh = per_row(elastic), dbias_bh = per_row(bias.defined());
-    auto dforget = per_row(forget.defined());
+    auto dthresh = per_row(elastic, Tq), dbias_bh = per_row(bias.defined(), T_len);
+    auto dforget = per_row(forget.defined(), T_len);
     AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "fused_family_backward", [&] {
       auto data = [](torch::Tensor& t) { return t.defined() ? t.data_ptr<scalar_t>() : nullptr; };
       family_backward<scalar_t>(
@@ -136,19 +138,23 @@ struct FusedFamilyAttention : torch::autograd::Function<FusedFamilyAttention> {
 
     const ParameterGrads pg =
         parameter_grads(dthresh, dbias_bh, tensor("tau"), tensor("distance_bias"),
-                        tensor("alibi_slopes"), ctx->saved_data["tau_over_len"].toBool());
+                        tensor("alibi_slopes"), ctx->saved_data["tau_over_len"].toBool(),
+                        T_len - Tq);
     return {dq, dk, dv, pg.tau, pg.distance_bias, pg.alibi_slopes, dforget, dsink,
             {},  {}, {}, {}};
   }
 };
 
-// Everything the forward and backward below handle: any B, H, T, D; floating dtypes (float32 and
-// float64 natively, 16-bit types in float32); ALiBi slopes and a distance bias, alone or together;
-// softmax and Elastic-Softmax with tau [H] or [B, T, H], over n_i or not, renormalised or not.
+// Everything the forward and backward below handle: any B, H, T, D, and queries at the last Tq <= T
+// positions (an incremental decoding step); floating dtypes (float32 and float64 natively, 16-bit
+// types in float32); ALiBi slopes and a distance bias, alone or together; softmax and
+// Elastic-Softmax with tau [H] or [B, Tq, H], over n_i or not, renormalised or not.
 std::string unsupported_inputs(const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, const FamilySpec& spec) {
-  if (q.dim() != 4 || !q.sizes().equals(k.sizes()) || !q.sizes().equals(v.sizes()))
-    return "q, k, v must share one shape [B, H, T, D] (causal self-attention)";
+  if (q.dim() != 4 || k.dim() != 4 || !k.sizes().equals(v.sizes()) || q.size(0) != k.size(0) ||
+      q.size(1) != k.size(1) || q.size(3) != k.size(3) || q.size(2) > k.size(2))
+    return "q [B, H, Tq, D] and k, v [B, H, T, D] with Tq <= T expected (causal self-attention "
+           "of the last Tq positions)";
   if (!at::isFloatingType(q.scalar_type()))
     return std::string("floating-point inputs expected, got ") + c10::toString(q.scalar_type());
   if (k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
@@ -161,7 +167,7 @@ std::string unsupported_inputs(const torch::Tensor& q, const torch::Tensor& k,
     return "CPU tensors expected (tau)";
   for (const auto* t : {&spec.log_forget_cumsum, &spec.sink_logit})
     if (t->defined() && !t->device().is_cpu()) return "CPU tensors expected (forget gate, sink)";
-  return unsupported_parameters(spec, q.size(0), q.size(1), q.size(2));
+  return unsupported_parameters(spec, q.size(0), q.size(1), q.size(2), k.size(2));
 }
 
 torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -171,7 +177,12 @@ torch::Tensor cpu_tiled(const torch::Tensor& q, const torch::Tensor& k, const to
 
 // Self-registration (kernels/attention_family.h); ab_kernels_cpu is linked whole.
 const bool registered = [] {
-  register_fused_kernel("cpu", FusedKernel{"cpu-tiled", &cpu_tiled, &unsupported_inputs, {}});
+  FusedKernel kernel;
+  kernel.name = "cpu-tiled";
+  kernel.forward = &cpu_tiled;
+  kernel.unsupported = &unsupported_inputs;
+  kernel.query_offset = true;
+  register_fused_kernel("cpu", std::move(kernel));
   return true;
 }();
 

@@ -45,8 +45,12 @@ std::string cuda_unvalidated(const torch::Tensor&, const torch::Tensor&, const t
 
 // Self-registration (kernels/attention_family.h); ab_kernels_cuda is linked whole.
 const bool registered = [] {
-  register_fused_kernel("cuda", FusedKernel{"cuda", &cuda_forward, &cuda_limits,
-                                            &cuda_unvalidated});
+  FusedKernel kernel;
+  kernel.name = "cuda";
+  kernel.forward = &cuda_forward;
+  kernel.unsupported = &cuda_limits;
+  kernel.unvalidated = &cuda_unvalidated;  // square calls only (query_offset false)
+  register_fused_kernel("cuda", std::move(kernel));
   return true;
 }();
 

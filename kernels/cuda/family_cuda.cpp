@@ -165,7 +165,7 @@ std::string family_cuda_unsupported(const torch::Tensor& q, const torch::Tensor&
   if (q.size(0) * q.size(1) > INT32_MAX) return "B * H must fit in a grid dimension";
   for (const auto* t : {&spec.alibi_slopes, &spec.distance_bias, &spec.tau})
     if (t->defined() && t->device() != q.device()) return "parameters on q's device expected";
-  std::string s = unsupported_parameters(spec, q.size(0), q.size(1), q.size(2));
+  std::string s = unsupported_parameters(spec, q.size(0), q.size(1), q.size(2), q.size(2));
   if (s.empty()) s = cuda_missing_feature(spec);
   return s.empty() ? unsupported_device(q) : s;
 }

@@ -368,16 +368,16 @@ CATCH_TEST_CASE("bad inputs are rejected with a message") {
   auto q = torch::randn({1, 2, 8, 4});
   CATCH_REQUIRE_THROWS_WITH(
       attnbench::kernels::cpu::fused_family_attention(q, torch::randn({1, 2, 9, 4}), q, spec),
-      Catch::Matchers::Contains("[B, H, T, D]"));
+      Catch::Matchers::Contains("[B, H, T, D] with Tq <= T"));
   spec.normalizer = Normalizer::Elastic;
   spec.tau = torch::zeros({3});
   CATCH_REQUIRE_THROWS_WITH(attnbench::kernels::cpu::fused_family_attention(q, q, q, spec),
-                            Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+                            Catch::Matchers::Contains("tau must be [H] or [B, Tq, H]"));
   // The same reasons are what the registered kernel reports to dispatch instead of throwing.
   const auto* k = attnbench::kernels::find_fused_kernel(torch::kCPU);
   CATCH_REQUIRE(k != nullptr);
   CATCH_CHECK_THAT(k->unsupported(q, q, q, spec),
-                   Catch::Matchers::Contains("tau must be [H] or [B, T, H]"));
+                   Catch::Matchers::Contains("tau must be [H] or [B, Tq, H]"));
   CATCH_CHECK(!k->supports(q, q, q, spec));
   spec.tau = torch::zeros({2});
   CATCH_CHECK(k->supports(q, q, q, spec));

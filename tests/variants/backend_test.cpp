@@ -101,6 +101,32 @@ CATCH_TEST_CASE("backend choice: fused without a kernel is a clear error, auto f
                             Contains("not one of auto, eager, fused"));
 }
 
+CATCH_TEST_CASE("an incremental step runs fused only where the kernel takes a query offset") {
+  // Fewer queries than keys: a kernel without query_offset is never asked (eager under every
+  // backend, "fused" included); one with it is chosen as for a square call.
+  Registry<kernels::FusedKernel> square(kernels::fused_kernels().kind()),
+      offset(kernels::fused_kernels().kind());
+  const kernels::FusedKernel& square_only = square.add("cpu", no_renormalize_kernel());
+  kernels::FusedKernel with_offset = no_renormalize_kernel();
+  with_offset.query_offset = true;
+  const kernels::FusedKernel& offset_kernel = offset.add("cpu", std::move(with_offset));
+  const auto q = torch::randn({1, 2, 3, 4}), k = torch::randn({1, 2, 7, 4});
+  const kernels::FamilySpec spec;
+  for (const std::string backend : {"auto", "fused", "eager"}) {
+    CATCH_CAPTURE(backend);
+    CATCH_CHECK(choose_fused_kernel(backend, "lazy", q, k, k, spec, false, square) == nullptr);
+    CATCH_CHECK(choose_fused_kernel(backend, "lazy", k, k, k, spec, false, square) ==
+                (backend == "eager" ? nullptr : &square_only));
+    CATCH_CHECK(choose_fused_kernel(backend, "lazy", q, k, k, spec, false, offset) ==
+                (backend == "eager" ? nullptr : &offset_kernel));
+    CATCH_CHECK(choose_fused_kernel(backend, "lazy", q, k, k, spec, true, offset) == nullptr);
+  }
+  // The registered CPU kernel takes the offset.
+  const auto* cpu = kernels::find_fused_kernel(torch::kCPU);
+  CATCH_REQUIRE(cpu != nullptr);
+  CATCH_CHECK(choose_fused_kernel("auto", "lazy", q, k, k, spec, false) == cpu);
+}
+
 CATCH_TEST_CASE("a spec the kernel does not support: auto falls back to eager, fused refuses") {
   Registry<kernels::FusedKernel> local(kernels::fused_kernels().kind());
   const kernels::FusedKernel& stub = local.add("cpu", no_renormalize_kernel());
@@ -144,13 +170,13 @@ CATCH_TEST_CASE("the CPU kernel says which inputs it does not serve") {
   }
   // A tau of another shape is named, and "fused" refuses it with that reason.
   spec.tau = torch::zeros({5, 3});
-  CATCH_CHECK_THAT(cpu->unsupported(q, q, q, spec), Contains("tau must be [H] or [B, T, H]"));
+  CATCH_CHECK_THAT(cpu->unsupported(q, q, q, spec), Contains("tau must be [H] or [B, Tq, H]"));
   CATCH_CHECK(choose_fused_kernel("auto", "elastic", q, q, q, spec, false) == nullptr);
   CATCH_REQUIRE_THROWS_WITH(choose_fused_kernel("fused", "elastic", q, q, q, spec, false),
-                            Contains("'elastic'") && Contains("tau must be [H] or [B, T, H]"));
+                            Contains("'elastic'") && Contains("tau must be [H] or [B, Tq, H]"));
   // Mismatched shapes and non-floating dtypes.
   spec.tau = torch::zeros({3});
-  CATCH_CHECK_THAT(cpu->unsupported(q, torch::randn({2, 3, 6, 4}), q, spec), Contains("shape"));
+  CATCH_CHECK_THAT(cpu->unsupported(q, torch::randn({2, 3, 6, 4}), q, spec), Contains("k, v [B, H, T, D] with Tq <= T"));
   auto qi = q.to(torch::kInt);
   CATCH_CHECK_THAT(cpu->unsupported(qi, qi, qi, spec), Contains("floating-point"));
 }
