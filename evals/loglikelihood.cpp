@@ -104,45 +104,118 @@ torch::Tensor positions_tensor(std::vector<int64_t>& flat) {
   return torch::from_blob(flat.data(), {n, 2}, torch::kInt64).clone();
 }
 
+// Output states of several model calls waiting for one vocabulary projection, and which rows of
+// them each request reads.
+struct PendingLogits {
+  struct Reader {
+    std::vector<size_t> members;
+    std::vector<std::pair<int64_t, int64_t>> ranges;  // (first state row, rows), in order
+  };
+  std::vector<torch::Tensor> states;
+  int64_t rows = 0;
+  std::vector<Reader> readers;
+  size_t requests = 0;
+
+  int64_t add(const torch::Tensor& st) {
+    states.push_back(st);
+    rows += st.size(0);
+    return rows - st.size(0);
+  }
+};
+
+// Output states projected together: enough rows that the projection's per-call cost (packing the
+// [V, C] matrix) is amortised, few enough that the logits stay small (512 x 50257 floats, 100 MB).
+constexpr int64_t kPendingStateRows = 512;
+
+// One projection for every pending state, then the pending requests scored.
+void flush(Scoring& s, DecodingState& head, PendingLogits& pending) {
+  if (pending.readers.empty()) return;
+  const torch::Tensor logits = s.checked(
+      s.timed(0, 0, [&] { return head.logits(torch::cat(pending.states, 0)); }), pending.rows);
+  for (const auto& r : pending.readers) {
+    std::vector<torch::Tensor> span;
+    for (auto [from, n] : r.ranges) span.push_back(logits.narrow(0, from, n));
+    for (size_t m : r.members) s.score_request(m, span);
+  }
+  if (s.progress) s.progress->advance(static_cast<int64_t>(pending.requests));
+  pending = PendingLogits{};
+}
+
+// One planned batch of full rows, right-padded with token 0 (pad_and_concat pads with zeros:
+// causal rows never see it), and the positions each row's members read: the last `span` of its
+// input, span = its longest member continuation (members share the input, so one span serves them
+// all).
+struct FullRowBatch {
+  torch::Tensor input;      // [rows, width] int64
+  torch::Tensor positions;  // [N, 2] (row, position)
+  std::vector<int64_t> span;
+  int64_t tokens = 0;       // input positions, padding excluded
+};
+
+FullRowBatch full_row_batch(const Scoring& s, const std::vector<size_t>& indices,
+                            const PlannedBatch& batch) {
+  FullRowBatch out;
+  const auto rows = static_cast<int64_t>(batch.groups.size());
+  int64_t width = 0;
+  for (const auto& g : batch.groups) {
+    const auto len = static_cast<int64_t>(s.inputs[indices[g.members[0]]].tokens.size());
+    width = std::max(width, len);
+    out.tokens += len;
+  }
+  out.input = torch::zeros({rows, width}, torch::kInt64);
+  auto acc = out.input.accessor<int64_t, 2>();
+  out.span.assign(static_cast<size_t>(rows), 0);
+  std::vector<int64_t> flat;
+  for (int64_t b = 0; b < rows; ++b) {
+    const auto& group = batch.groups[static_cast<size_t>(b)];
+    const auto& t = s.inputs[indices[group.members[0]]].tokens;
+    for (size_t i = 0; i < t.size(); ++i) acc[b][static_cast<int64_t>(i)] = t[i];
+    auto& sp = out.span[static_cast<size_t>(b)];
+    for (size_t m : group.members) sp = std::max(sp, s.inputs[indices[m]].contlen);
+    for (auto p = static_cast<int64_t>(t.size()) - sp; p < static_cast<int64_t>(t.size()); ++p) {
+      flat.push_back(b);
+      flat.push_back(p);
+    }
+  }
+  out.positions = positions_tensor(flat);
+  return out;
+}
+
 // lm-eval's schedule: the requests `indices` as full rows, grouped by shared input (one row per
-// group), in planned batches.
-void score_full_rows(Scoring& s, const std::vector<size_t>& indices, int64_t batch_size) {
+// group), in planned batches. With `head` (a model with a decoding state) each batch's output
+// states wait in `pending` for one projection shared with other batches (flushed here when enough
+// have gathered); without, each batch gets its logits from logits_at.
+void score_full_rows(Scoring& s, const std::vector<size_t>& indices, int64_t batch_size,
+                     DecodingState* head, PendingLogits& pending) {
   std::vector<TokenRequest> subset;
   for (size_t i : indices) subset.push_back(s.requests[i]);
   for (const PlannedBatch& batch : plan_batches(subset, batch_size)) {
+    const FullRowBatch in = full_row_batch(s, indices, batch);
     const auto rows = static_cast<int64_t>(batch.groups.size());
-    int64_t width = 0, tokens = 0;
-    for (const auto& g : batch.groups) {
-      const auto len = static_cast<int64_t>(s.inputs[indices[g.members[0]]].tokens.size());
-      width = std::max(width, len);
-      tokens += len;
-    }
-    // Right padding with token 0 (pad_and_concat pads with zeros): causal rows never see it.
-    torch::Tensor input = torch::zeros({rows, width}, torch::kInt64);
-    auto acc = input.accessor<int64_t, 2>();
-    // Positions read per row: the last `span` of its input, span = its longest member continuation
-    // (members share the input, so one span serves them all).
-    std::vector<int64_t> span(static_cast<size_t>(rows), 0), flat;
-    for (int64_t b = 0; b < rows; ++b) {
-      const auto& group = batch.groups[static_cast<size_t>(b)];
-      const auto& t = s.inputs[indices[group.members[0]]].tokens;
-      for (size_t i = 0; i < t.size(); ++i) acc[b][static_cast<int64_t>(i)] = t[i];
-      auto& sp = span[static_cast<size_t>(b)];
-      for (size_t m : group.members) sp = std::max(sp, s.inputs[indices[m]].contlen);
-      for (auto p = static_cast<int64_t>(t.size()) - sp; p < static_cast<int64_t>(t.size()); ++p) {
-        flat.push_back(b);
-        flat.push_back(p);
+    const int64_t n = in.positions.size(0);
+    if (head) {  // a fresh state fed once is the full row
+      int64_t at = pending.add(s.timed(rows, in.tokens, [&] {
+        return s.model.start_decoding()->feed_states(in.input, in.positions);
+      }));
+      for (int64_t b = 0; b < rows; ++b) {
+        const auto& members = batch.groups[static_cast<size_t>(b)].members;
+        PendingLogits::Reader reader{{}, {{at, in.span[static_cast<size_t>(b)]}}};
+        for (size_t m : members) reader.members.push_back(indices[m]);
+        at += in.span[static_cast<size_t>(b)];
+        pending.requests += members.size();
+        pending.readers.push_back(std::move(reader));
       }
+      if (pending.rows >= kPendingStateRows) flush(s, *head, pending);
+      continue;
     }
-    torch::Tensor positions = positions_tensor(flat);
-    const int64_t n = positions.size(0);
-    torch::Tensor logits = s.checked(s.timed(rows, tokens, [&] {
-      return n > 0 ? s.model.logits_at(input, positions) : torch::zeros({0, s.vocab});
+    torch::Tensor logits = s.checked(s.timed(rows, in.tokens, [&] {
+      return n > 0 ? s.model.logits_at(in.input, in.positions) : torch::zeros({0, s.vocab});
     }), n);
     int64_t offset = 0, done = 0;
     for (int64_t b = 0; b < rows; ++b) {
-      const std::vector<torch::Tensor> row_span = {logits.narrow(0, offset, span[static_cast<size_t>(b)])};
-      offset += span[static_cast<size_t>(b)];
+      const int64_t span = in.span[static_cast<size_t>(b)];
+      const std::vector<torch::Tensor> row_span = {logits.narrow(0, offset, span)};
+      offset += span;
       for (size_t m : batch.groups[static_cast<size_t>(b)].members) {
         s.score_request(indices[m], row_span);
         ++done;
@@ -181,39 +254,6 @@ void add_suffix_rows(const Scoring& s, const PrefixGroup& g, int64_t p, int64_t 
     rows[it->second].span = std::max(rows[it->second].span, in.contlen);
     rows[it->second].members.push_back(m);
   }
-}
-
-// Output states of several windows waiting for one vocabulary projection, and which rows of them
-// each request reads.
-struct PendingLogits {
-  struct Reader {
-    std::vector<size_t> members;
-    std::vector<std::pair<int64_t, int64_t>> ranges;  // (first state row, rows), in order
-  };
-  std::vector<torch::Tensor> states;
-  int64_t rows = 0;
-  std::vector<Reader> readers;
-  size_t requests = 0;
-
-  int64_t add(const torch::Tensor& st) {
-    states.push_back(st);
-    rows += st.size(0);
-    return rows - st.size(0);
-  }
-};
-
-// One projection for every pending state, then the pending requests scored.
-void flush(Scoring& s, DecodingState& head, PendingLogits& pending) {
-  if (pending.readers.empty()) return;
-  const torch::Tensor logits = s.checked(
-      s.timed(0, 0, [&] { return head.logits(torch::cat(pending.states, 0)); }), pending.rows);
-  for (const auto& r : pending.readers) {
-    std::vector<torch::Tensor> span;
-    for (auto [from, n] : r.ranges) span.push_back(logits.narrow(0, from, n));
-    for (size_t m : r.members) s.score_request(m, span);
-  }
-  if (s.progress) s.progress->advance(static_cast<int64_t>(pending.requests));
-  pending = PendingLogits{};
 }
 
 // The rows `batch` (indices into `rows`), right-padded as above, continued from their parents in
@@ -298,10 +338,6 @@ void score_window(Scoring& s, const std::vector<PrefixGroup>& groups, const Pref
   }
 }
 
-// Output states projected together: enough rows that the projection's per-call cost (packing the
-// [V, C] matrix) is amortised, few enough that the logits stay small (512 x 50257 floats, 100 MB).
-constexpr int64_t kPendingStateRows = 512;
-
 // Positions lm-eval's schedule computes: one full row per distinct model input.
 int64_t full_row_tokens(const std::vector<ModelInput>& inputs) {
   std::set<std::vector<int64_t>> distinct;
@@ -325,23 +361,22 @@ std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
   for (const auto& r : requests) inputs.push_back(model_input(r, model.max_length()));
   Scoring s{model, requests, inputs, results, progress, stats, model.vocab_size()};
 
-  // `head` projects the pending states; a model without a cache gets full rows only.
-  std::unique_ptr<DecodingState> head = reuse_prefixes ? model.start_decoding() : nullptr;
+  // `head` projects the pending states of every pass; a model without a cache gets full rows with
+  // their logits per batch (logits_at).
+  std::unique_ptr<DecodingState> head = model.start_decoding();
   PrefixPlan plan;
-  if (head) {
+  if (head && reuse_prefixes) {
     plan = plan_prefix_groups(requests, inputs);
   } else {
     for (size_t i = 0; i < requests.size(); ++i) plan.rest.push_back(i);
   }
-  if (!plan.groups.empty()) {
-    PendingLogits pending;
-    for (const PrefixWindow& w : plan_prefix_windows(plan.groups, batch_size)) {
-      score_window(s, plan.groups, w, batch_size, pending);
-      if (pending.rows >= kPendingStateRows) flush(s, *head, pending);
-    }
-    flush(s, *head, pending);
+  PendingLogits pending;
+  for (const PrefixWindow& w : plan_prefix_windows(plan.groups, batch_size)) {
+    score_window(s, plan.groups, w, batch_size, pending);
+    if (pending.rows >= kPendingStateRows) flush(s, *head, pending);
   }
-  score_full_rows(s, plan.rest, batch_size);
+  score_full_rows(s, plan.rest, batch_size, head.get(), pending);
+  if (head) flush(s, *head, pending);
   if (stats) stats->tokens_full += full_row_tokens(inputs);
   return results;
 }

@@ -134,3 +134,58 @@ CATCH_TEST_CASE("a model without a cache is scored in full rows whatever the opt
     CATCH_CHECK(std::abs(got[i].logprob - contlen * std::log(0.2)) < 1e-5);
   }
 }
+
+namespace {
+// The adapter without its decoding state: every batch of full rows gets its logits from
+// logits_at, as for a model that has no cache.
+class WithoutCache : public LanguageModel {
+ public:
+  explicit WithoutCache(LanguageModel& m) : m_(m) {}
+  int64_t max_length() const override { return m_.max_length(); }
+  int64_t vocab_size() const override { return m_.vocab_size(); }
+  torch::Tensor logits(const torch::Tensor& tokens) override { return m_.logits(tokens); }
+  torch::Tensor logits_at(const torch::Tensor& tokens, const torch::Tensor& positions) override {
+    return m_.logits_at(tokens, positions);
+  }
+
+ private:
+  LanguageModel& m_;
+};
+}  // namespace
+
+CATCH_TEST_CASE("full rows share one head projection across batches: the same log-likelihoods") {
+  // Lone requests (LAMBADA, WikiText windows): the batches' output states wait for one projection
+  // of 512 or more rows instead of one per batch.
+  torch::manual_seed(3);
+  config::RunConfig cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\ncontext_length = 48\n", "full-rows-test");
+  DecoderLMAdapter model(model::DecoderLM(cfg), cfg.model);
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<int64_t> tok(0, cfg.model.vocab_size - 1);
+  std::uniform_int_distribution<int> len(1, 60), cont(1, 8);
+  std::vector<TokenRequest> requests;  // contexts of up to 60 tokens: some are truncated
+  for (int i = 0; i < 90; ++i) {
+    TokenRequest r;
+    r.context.resize(static_cast<size_t>(len(rng)));
+    r.continuation.resize(static_cast<size_t>(cont(rng)));
+    for (auto& t : r.context) t = tok(rng);
+    for (auto& t : r.continuation) t = tok(rng);
+    requests.push_back(std::move(r));
+  }
+  size_t positions = 0;  // read by the scoring: one per continuation token
+  for (const auto& r : requests) positions += r.continuation.size();
+  CATCH_REQUIRE(positions < 512);  // so that the states wait for one projection at the end
+  WithoutCache per_batch(model);
+  ForwardStats batched_stats, per_batch_stats;
+  const auto batched = compute_loglikelihoods(model, requests, 8, nullptr, &batched_stats, false);
+  const auto want = compute_loglikelihoods(per_batch, requests, 8, nullptr, &per_batch_stats, false);
+  CATCH_REQUIRE(batched.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CATCH_CAPTURE(i);
+    CATCH_CHECK(std::abs(batched[i].logprob - want[i].logprob) <= 1e-5);
+    CATCH_CHECK(batched[i].is_greedy == want[i].is_greedy);
+  }
+  CATCH_CHECK(batched_stats.tokens == per_batch_stats.tokens);
+  // The trunk once per batch and the head once for all of them.
+  CATCH_CHECK(batched_stats.forward_calls == per_batch_stats.forward_calls + 1);
+}
