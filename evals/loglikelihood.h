@@ -31,7 +31,8 @@ struct ForwardStats {
 // log_softmax is taken as lm-eval takes it, in the logits' dtype (float32), over the continuation
 // rows only (contlen x V per request); the per-token log-probs are summed in float64. Prefix reuse
 // needs the model's cache (LanguageModel::start_decoding) and `reuse_prefixes`; otherwise every
-// request is a full row, as lm-eval runs it.
+// request is a full row, as lm-eval runs it. With a cache, the LM head runs once over the output
+// states of several model calls, full rows' included.
 std::vector<Loglikelihood> compute_loglikelihoods(LanguageModel& model,
                                                   const std::vector<TokenRequest>& requests,
                                                   int64_t batch_size,
