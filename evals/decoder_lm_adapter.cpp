@@ -33,6 +33,10 @@ class CachedDecoding : public DecodingState {
     torch::NoGradGuard no_grad;
     return head_logits(model_, states.to(device_));
   }
+  TokenScores score_tokens(const torch::Tensor& states, const torch::Tensor& rows,
+                           const torch::Tensor& targets, int64_t vocab) override {
+    return head_token_scores(states.to(device_), model_->head_weight(), rows, targets, vocab);
+  }
   std::unique_ptr<DecodingState> select(const std::vector<int64_t>& rows) const override {
     return std::make_unique<CachedDecoding>(model_, device_,
                                             cache_.select(torch::tensor(rows, torch::kInt64)));

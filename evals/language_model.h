@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "evals/token_scores.h"
+
 namespace attnbench::evals {
 
 // The model's state after the tokens fed so far (its keys and values), for incremental decoding
@@ -28,6 +30,13 @@ class DecodingState {
   // call serves many feeds (the vocabulary projection costs most per call, not per row, for a few
   // rows). Default: the states are the logits.
   virtual torch::Tensor logits(const torch::Tensor& states) { return states; }
+  // The scores of (row, target) pairs of the logits of `states` (token_scores.h): what scoring
+  // reads. Default: from logits(states); a model may compute them without materialising the
+  // logits (its head in vocabulary chunks).
+  virtual TokenScores score_tokens(const torch::Tensor& states, const torch::Tensor& rows,
+                                   const torch::Tensor& targets, int64_t vocab) {
+    return token_scores(logits(states), rows, targets, vocab);
+  }
   // logits(feed_states(tokens, positions)).
   torch::Tensor feed(const torch::Tensor& tokens, const torch::Tensor& positions) {
     return logits(feed_states(tokens, positions));

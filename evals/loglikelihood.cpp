@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "evals/progress.h"
+#include "evals/token_scores.h"
 
 namespace attnbench::evals {
 
@@ -19,46 +20,17 @@ std::string shape_string(const torch::Tensor& t) {
   return s + "]";
 }
 
-// Scores one request from the logits of the last `span` input positions of its row, given as
-// consecutive pieces [n_k, >= V] (a shared prefix's rows, then the row's own: never copied into
-// one tensor): its continuation's logits are the last contlen rows. log p(token) = logit[token] -
-// logsumexp(row), taken in the logits' dtype (float32), as lm-eval's log_softmax, and summed in
-// float64. Greedy (lm-eval: every continuation token is the argmax of its row of log-probs) is read
-// from the logits themselves: log_softmax is monotone per row, and torch's argmax returns the first
-// maximum, as lm-eval's does. (Converting the rows to float64 first cost half of a small model's
-// evaluation in allocation and memory traffic: contlen x 50257 doubles per request.)
-Loglikelihood score(const std::vector<torch::Tensor>& span, int64_t contlen,
-                    const std::vector<int64_t>& continuation, int64_t vocab) {
-  Loglikelihood out;
-  out.is_greedy = true;
-  for (int64_t token : continuation) {
-    if (token < 0 || token >= vocab) {
-      throw std::runtime_error("continuation token " + std::to_string(token) +
-                               " is outside the model's vocabulary of " + std::to_string(vocab));
-    }
-  }
-  int64_t rows_after = 0;  // rows of the pieces after the current one
-  for (auto piece = span.rbegin(); piece != span.rend() && rows_after < contlen; ++piece) {
-    const int64_t n = std::min(piece->size(0), contlen - rows_after);
-    const int64_t first_token = contlen - rows_after - n;  // continuation index of the first row
-    torch::Tensor rows = piece->narrow(0, piece->size(0) - n, n).narrow(1, 0, vocab);
-    torch::Tensor targets = torch::tensor(std::vector<int64_t>(continuation.begin() + first_token,
-                                                               continuation.begin() + first_token + n),
-                                          torch::kInt64)
-                                .unsqueeze(1);
-    torch::Tensor logprobs = (rows.gather(1, targets).squeeze(1) - torch::logsumexp(rows, 1))
-                                 .to(torch::kFloat64);
-    torch::Tensor best = rows.argmax(/*dim=*/1);
-    auto lp = logprobs.accessor<double, 1>();
-    auto argmax = best.accessor<int64_t, 1>();
-    for (int64_t t = 0; t < n; ++t) {
-      out.logprob += lp[t];
-      if (argmax[t] != continuation[static_cast<size_t>(first_token + t)]) out.is_greedy = false;
-    }
-    rows_after += n;
-  }
-  return out;
-}
+// The (row, target) pairs of requests scored together (token_scores.h), and whose they are: a
+// request reads the last contlen rows of its ranges (consecutive row ranges of one tensor: a
+// shared prefix's rows, then the row's own; never copied into one), one pair per continuation
+// token.
+struct TokenPairs {
+  std::vector<int64_t> rows, targets;
+  std::vector<std::pair<size_t, size_t>> owners;  // (request, its first pair)
+
+  torch::Tensor rows_tensor() const { return torch::tensor(rows, torch::kInt64); }
+  torch::Tensor targets_tensor() const { return torch::tensor(targets, torch::kInt64); }
+};
 
 // What every scoring pass shares.
 struct Scoring {
@@ -72,9 +44,9 @@ struct Scoring {
 
   // Runs `pass` (a model call), timed, counting `rows` rows and `tokens` input positions.
   template <typename Pass>
-  torch::Tensor timed(int64_t rows, int64_t tokens, Pass pass) {
+  auto timed(int64_t rows, int64_t tokens, Pass pass) {
     const auto t0 = std::chrono::steady_clock::now();
-    torch::Tensor out = pass();
+    auto out = pass();
     if (stats) {
       stats->forward_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -94,8 +66,45 @@ struct Scoring {
     }
     return out;
   }
-  void score_request(size_t m, const std::vector<torch::Tensor>& span) {
-    results[m] = score(span, inputs[m].contlen, requests[m].continuation, vocab);
+  // Request m reads the last contlen rows of `ranges` ((first row, rows), in order).
+  void add_request(TokenPairs& pairs, size_t m,
+                   const std::vector<std::pair<int64_t, int64_t>>& ranges) const {
+    const std::vector<int64_t>& continuation = requests[m].continuation;
+    for (int64_t token : continuation) {
+      if (token < 0 || token >= vocab) {
+        throw std::runtime_error("continuation token " + std::to_string(token) +
+                                 " is outside the model's vocabulary of " + std::to_string(vocab));
+      }
+    }
+    std::vector<int64_t> rows;
+    for (auto [first, n] : ranges)
+      for (int64_t r = first; r < first + n; ++r) rows.push_back(r);
+    const int64_t contlen = inputs[m].contlen;
+    pairs.owners.emplace_back(m, pairs.rows.size());
+    pairs.rows.insert(pairs.rows.end(), rows.end() - contlen, rows.end());
+    pairs.targets.insert(pairs.targets.end(), continuation.end() - contlen, continuation.end());
+  }
+  // Each owner's log-likelihood: its pairs' float32 log-probabilities summed in float64, as lm-eval
+  // sums them; greedy when every continuation token is its row's argmax.
+  void finish(const TokenPairs& pairs, const TokenScores& scores) {
+    const auto n = static_cast<int64_t>(pairs.rows.size());
+    if (scores.logprob.numel() != n || scores.greedy.numel() != n) {
+      throw std::runtime_error("the model scored " + std::to_string(scores.logprob.numel()) +
+                               " tokens; expected " + std::to_string(n));
+    }
+    const torch::Tensor lp64 = scores.logprob.to(torch::kCPU, torch::kFloat64).contiguous();
+    const torch::Tensor greedy = scores.greedy.to(torch::kCPU, torch::kBool).contiguous();
+    const double* lp = lp64.data_ptr<double>();
+    const bool* g = greedy.data_ptr<bool>();
+    for (auto [m, first] : pairs.owners) {
+      Loglikelihood out;
+      out.is_greedy = true;
+      for (int64_t k = 0; k < inputs[m].contlen; ++k) {
+        out.logprob += lp[static_cast<int64_t>(first) + k];
+        out.is_greedy = out.is_greedy && g[static_cast<int64_t>(first) + k];
+      }
+      results[m] = out;
+    }
   }
 };
 
@@ -124,19 +133,21 @@ struct PendingLogits {
 };
 
 // Output states projected together: enough rows that the projection's per-call cost (packing the
-// [V, C] matrix) is amortised, few enough that the logits stay small (512 x 50257 floats, 100 MB).
+// [V, C] matrix) is amortised. The head reduces them a vocabulary chunk at a time
+// (DecodingState::score_tokens), so their logits never exist at once.
 constexpr int64_t kPendingStateRows = 512;
 
-// One projection for every pending state, then the pending requests scored.
+// One projection for every pending state, scored as it goes, then the pending requests' sums.
 void flush(Scoring& s, DecodingState& head, PendingLogits& pending) {
   if (pending.readers.empty()) return;
-  const torch::Tensor logits = s.checked(
-      s.timed(0, 0, [&] { return head.logits(torch::cat(pending.states, 0)); }), pending.rows);
-  for (const auto& r : pending.readers) {
-    std::vector<torch::Tensor> span;
-    for (auto [from, n] : r.ranges) span.push_back(logits.narrow(0, from, n));
-    for (size_t m : r.members) s.score_request(m, span);
-  }
+  TokenPairs pairs;
+  for (const auto& r : pending.readers)
+    for (size_t m : r.members) s.add_request(pairs, m, r.ranges);
+  const TokenScores scores = s.timed(0, 0, [&] {
+    return head.score_tokens(torch::cat(pending.states, 0), pairs.rows_tensor(),
+                             pairs.targets_tensor(), s.vocab);
+  });
+  s.finish(pairs, scores);
   if (s.progress) s.progress->advance(static_cast<int64_t>(pending.requests));
   pending = PendingLogits{};
 }
@@ -211,16 +222,17 @@ void score_full_rows(Scoring& s, const std::vector<size_t>& indices, int64_t bat
     torch::Tensor logits = s.checked(s.timed(rows, in.tokens, [&] {
       return n > 0 ? s.model.logits_at(in.input, in.positions) : torch::zeros({0, s.vocab});
     }), n);
+    TokenPairs pairs;
     int64_t offset = 0, done = 0;
     for (int64_t b = 0; b < rows; ++b) {
       const int64_t span = in.span[static_cast<size_t>(b)];
-      const std::vector<torch::Tensor> row_span = {logits.narrow(0, offset, span)};
-      offset += span;
       for (size_t m : batch.groups[static_cast<size_t>(b)].members) {
-        s.score_request(indices[m], row_span);
+        s.add_request(pairs, indices[m], {{offset, span}});
         ++done;
       }
+      offset += span;
     }
+    s.finish(pairs, token_scores(logits, pairs.rows_tensor(), pairs.targets_tensor(), s.vocab));
     if (s.progress) s.progress->advance(done);
   }
 }

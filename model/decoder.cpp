@@ -94,7 +94,11 @@ torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cach
 }
 
 torch::Tensor DecoderLMImpl::head(const torch::Tensor& h) {
-  return !lm_head.is_empty() ? lm_head(h) : torch::nn::functional::linear(h, embedding->weight);
+  return torch::nn::functional::linear(h, head_weight());
+}
+
+const torch::Tensor& DecoderLMImpl::head_weight() const {
+  return !lm_head.is_empty() ? lm_head->weight : embedding->weight;
 }
 
 int64_t DecoderLMImpl::num_parameters() const {

@@ -56,6 +56,8 @@ class DecoderLMImpl : public torch::nn::Module {
   torch::Tensor hidden(const torch::Tensor& idx, DecoderCache* cache = nullptr);
   // The LM head: hidden states [..., C] -> logits [..., padded_vocab].
   torch::Tensor head(const torch::Tensor& h);
+  // Its weight [padded_vocab, C] (the embedding matrix when tied): head(h) = h weight^T.
+  const torch::Tensor& head_weight() const;
 
   // Distinct parameters (a tied head is counted once).
   int64_t num_parameters() const;

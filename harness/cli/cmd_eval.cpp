@@ -64,6 +64,7 @@ nlohmann::json report_json(const evals::EvalReport& report, const std::string& r
                      {"metrics", metrics},
                      {"seconds", t.seconds},
                      {"forward_seconds", t.forward.forward_seconds},
+                     {"forward_calls", t.forward.forward_calls},
                      {"tokens", t.forward.tokens},
                      {"tokens_full", t.forward.tokens_full}});
   }

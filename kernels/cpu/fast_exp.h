@@ -13,25 +13,34 @@ inline void exp_inplace(double* x, int64_t n) {
   for (int64_t j = 0; j < n; ++j) x[j] = std::exp(x[j]);
 }
 
+// exp(x) elementwise for F = float (I = int32_t) or a GCC vector of floats (I the int vector of its
+// size): one definition for the scalar loops below and the explicitly vectorised ones
+// (row_logsumexp.cpp).
+template <typename F, typename I>
+inline F exp_poly(F x) {
+  // Below -87.3 the result is (sub)normal-small; clamping keeps 2^n in the normal range.
+  F v = x < -87.3f ? F{} - 87.3f : x;
+  v = v > 88.3f ? F{} + 88.3f : v;
+  // n = round(v / ln 2) by the 1.5 * 2^23 trick (plain adds, so the loop stays vectorisable).
+  const F shifted = v * 1.44269504088896341f + 12582912.0f;
+  const F fn = shifted - 12582912.0f;
+  const I n_int = __builtin_bit_cast(I, shifted) - 0x4B400000;
+  v = v - fn * 0.693359375f + fn * 2.12194440e-4f;  // Cody-Waite: ln 2 split in two parts
+  const F z = v * v;
+  F y = F{} + 1.9875691500e-4f;
+  y = y * v + 1.3981999507e-3f;
+  y = y * v + 8.3334519073e-3f;
+  y = y * v + 4.1665795894e-2f;
+  y = y * v + 1.6666665459e-1f;
+  y = y * v + 5.0000001201e-1f;
+  y = y * z + v + 1.0f;
+  return y * __builtin_bit_cast(F, (n_int + 127) << 23);
+}
+
+inline float fast_expf(float x) { return exp_poly<float, int32_t>(x); }
+
 inline void exp_inplace(float* x, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) {
-    // Below -87.3 the result is (sub)normal-small; clamping keeps 2^n in the normal range.
-    float v = x[j] < -87.3f ? -87.3f : (x[j] > 88.3f ? 88.3f : x[j]);
-    // n = round(v / ln 2) by the 1.5 * 2^23 trick (plain adds, so the loop stays vectorisable).
-    const float shifted = v * 1.44269504088896341f + 12582912.0f;
-    const float fn = shifted - 12582912.0f;
-    const int32_t n_int = __builtin_bit_cast(int32_t, shifted) - 0x4B400000;
-    v = v - fn * 0.693359375f + fn * 2.12194440e-4f;  // Cody-Waite: ln 2 split in two parts
-    const float z = v * v;
-    float y = 1.9875691500e-4f;
-    y = y * v + 1.3981999507e-3f;
-    y = y * v + 8.3334519073e-3f;
-    y = y * v + 4.1665795894e-2f;
-    y = y * v + 1.6666665459e-1f;
-    y = y * v + 5.0000001201e-1f;
-    y = y * z + v + 1.0f;
-    x[j] = y * __builtin_bit_cast(float, (n_int + 127) << 23);
-  }
+  for (int64_t j = 0; j < n; ++j) x[j] = fast_expf(x[j]);
 }
 
 }  // namespace attnbench::kernels::cpu
