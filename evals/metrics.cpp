@@ -1,5 +1,7 @@
 #include "evals/metrics.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -92,19 +94,22 @@ double bits_per_byte_stderr(const std::vector<WeightedLoglikelihood>& items) {
 double bootstrap_stderr(const std::function<double(const std::vector<double>&)>& statistic,
                         const std::vector<double>& items, int64_t iters) {
   if (iters <= 0 || items.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const int64_t chunk = std::min<int64_t>(1000, iters);
-  std::vector<double> replicates;
-  replicates.reserve(static_cast<size_t>(iters / chunk * chunk));
-  std::vector<double> resample(items.size());
-  for (int64_t i = 0; i < iters / chunk; ++i) {
-    PythonRandom rng(static_cast<uint64_t>(i));
-    for (int64_t r = 0; r < chunk; ++r) {
-      for (auto& x : resample) {
-        x = items[static_cast<size_t>(std::floor(rng.random() * static_cast<double>(items.size())))];
+  const int64_t chunk = std::min<int64_t>(1000, iters), chunks = iters / chunk;
+  std::vector<double> replicates(static_cast<size_t>(chunks * chunk));
+  // Each chunk has its own generator (seeded with its index, as lm-eval's pool workers are), so
+  // chunks run in parallel and the replicates do not depend on the number of threads.
+  at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<double> resample(items.size());
+    for (int64_t i = begin; i < end; ++i) {
+      PythonRandom rng(static_cast<uint64_t>(i));
+      for (int64_t r = 0; r < chunk; ++r) {
+        for (auto& x : resample) {
+          x = items[static_cast<size_t>(std::floor(rng.random() * static_cast<double>(items.size())))];
+        }
+        replicates[static_cast<size_t>(i * chunk + r)] = statistic(resample);
       }
-      replicates.push_back(statistic(resample));
     }
-  }
+  });
   return sample_stddev(replicates);
 }
 
