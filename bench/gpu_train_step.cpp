@@ -47,7 +47,7 @@ void gpu_train_step(benchmark::State& state, const std::string& preset, int64_t 
     auto params = m->parameters();
     auto tokens = torch::randint(0, cfg.model.vocab_size, {B, T + 1},
                                  torch::TensorOptions().dtype(torch::kLong).device(cuda));
-    auto x = tokens.slice(1, 0, T), y = tokens.slice(1, 1, T + 1).reshape({-1});
+    auto x = tokens.slice(1, 0, T), y = tokens.slice(1, 1, T + 1);
     int64_t step = 0;
     auto one_step = [&] {
       train::set_learning_rate(*opt, train::learning_rate(cfg.train, step++));
@@ -55,8 +55,7 @@ void gpu_train_step(benchmark::State& state, const std::string& preset, int64_t 
       torch::Tensor loss;
       {
         kernels::CudaBf16Autocast autocast(true);
-        auto logits = m->forward(x);
-        loss = torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}), y);
+        loss = m->loss(x, y);  // the trainer's loss (harness/train/trainer.cpp, window_loss)
       }
       loss.backward();
       torch::nn::utils::clip_grad_norm_(params, 1.0);

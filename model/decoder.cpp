@@ -1,5 +1,7 @@
 #include "model/decoder.h"
 
+#include "model/lm_loss.h"
+
 #include <cmath>
 #include <stdexcept>
 #include <unordered_set>
@@ -95,6 +97,11 @@ torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cach
 
 torch::Tensor DecoderLMImpl::head(const torch::Tensor& h) {
   return torch::nn::functional::linear(h, head_weight());
+}
+
+torch::Tensor DecoderLMImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
+  const torch::Tensor h = hidden(idx);
+  return chunked_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}));
 }
 
 const torch::Tensor& DecoderLMImpl::head_weight() const {

@@ -58,6 +58,10 @@ class DecoderLMImpl : public torch::nn::Module {
   torch::Tensor head(const torch::Tensor& h);
   // Its weight [padded_vocab, C] (the embedding matrix when tied): head(h) = h weight^T.
   const torch::Tensor& head_weight() const;
+  // The training loss: mean next-token cross-entropy of the logits of idx [B, T] against targets
+  // [B, T] over the padded vocabulary, the head and the loss computed in chunks of tokens
+  // (model/lm_loss.h), never as [B T, padded_vocab] logits.
+  torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
 
   // Distinct parameters (a tied head is counted once).
   int64_t num_parameters() const;

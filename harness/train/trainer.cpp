@@ -32,16 +32,14 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // Mean next-token cross-entropy of windows [B, T + 1]: inputs are the first T tokens, targets the
-// last T. `bf16`: the forward pass under CUDA bf16 autocast (matrix products in bf16, weights stay
-// fp32) and the log-softmax of the loss on fp32 logits; off, nothing is cast (the fp32 path).
+// last T (DecoderLMImpl::loss: the head and the loss in chunks of tokens). `bf16`: the forward pass
+// under CUDA bf16 autocast (matrix products in bf16, weights stay fp32) and the log-softmax of the
+// loss on fp32 logits; off, nothing is cast (the fp32 path).
 torch::Tensor window_loss(model::DecoderLMImpl& model, const torch::Tensor& windows,
                           bool bf16 = false) {
   const int64_t t = windows.size(1) - 1;
   kernels::CudaBf16Autocast autocast(bf16);
-  auto logits = model.forward(windows.slice(1, 0, t));
-  if (bf16) logits = logits.to(torch::kFloat32);
-  return torch::nn::functional::cross_entropy(logits.reshape({-1, logits.size(-1)}),
-                                              windows.slice(1, 1, t + 1).reshape({-1}));
+  return model.loss(windows.slice(1, 0, t), windows.slice(1, 1, t + 1));
 }
 
 std::vector<std::string> parameter_names(torch::nn::Module& model) {

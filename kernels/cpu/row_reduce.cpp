@@ -57,4 +57,14 @@ double sum_exp(const float* x, int64_t n, float shift) {
   return s;
 }
 
+ATTNBENCH_CPU_CLONES
+void exp_shifted_scaled(float* x, int64_t n, float shift, float scale) {
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Floats v = exp_poly<Floats, Ints>(load(x + j) - shift) * scale;
+    std::memcpy(x + j, &v, sizeof v);
+  }
+  for (; j < n; ++j) x[j] = fast_expf(x[j] - shift) * scale;
+}
+
 }  // namespace attnbench::kernels::cpu
