@@ -1,8 +1,7 @@
-// x[0:n] <- exp(x[0:n]) in a loop the compiler vectorises. glibc's expf is a call per element that
-// GCC cannot vectorise without -ffast-math, and the softmax exponentials are the kernels' main cost
-// besides the tile products. float: Cephes' expf reduction and degree-6 polynomial (about 1 ulp,
-// far inside the 1e-5 tolerance); double keeps std::exp (fp64 is the accuracy reference, not the
-// fast path).
+// x[0:n] <- exp(x[0:n]) in vectorised loops. glibc's expf is a call per element that GCC cannot
+// vectorise without -ffast-math, and the softmax exponentials are the kernels' main cost besides the
+// tile products. float: Cephes' expf reduction and degree-6 polynomial (about 1 ulp, far inside the
+// 1e-5 tolerance); double keeps std::exp (fp64 is the accuracy reference, not the fast path).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -39,8 +38,8 @@ inline F exp_poly(F x) {
 
 inline float fast_expf(float x) { return exp_poly<float, int32_t>(x); }
 
-inline void exp_inplace(float* x, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) x[j] = fast_expf(x[j]);
-}
+// Vectorised explicitly (kernels/cpu/row_reduce.cpp): the auto-vectoriser leaves the clamp above
+// as control flow at baseline x86-64.
+void exp_inplace(float* x, int64_t n);
 
 }  // namespace attnbench::kernels::cpu

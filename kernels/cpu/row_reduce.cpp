@@ -58,6 +58,16 @@ double sum_exp(const float* x, int64_t n, float shift) {
 }
 
 ATTNBENCH_CPU_CLONES
+void exp_inplace(float* x, int64_t n) {
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const Floats v = exp_poly<Floats, Ints>(load(x + j));
+    std::memcpy(x + j, &v, sizeof v);
+  }
+  for (; j < n; ++j) x[j] = fast_expf(x[j]);
+}
+
+ATTNBENCH_CPU_CLONES
 void exp_shifted_scaled(float* x, int64_t n, float shift, float scale) {
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes) {
