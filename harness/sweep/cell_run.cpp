@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/memory.h"
 #include "harness/sweep/cell_eval.h"
 #include "harness/sweep/interrupt.h"
 #include "harness/sweep/store_sink.h"
@@ -197,6 +198,16 @@ TrainedCell train_cell(const Cell& cell, results::Store& store, const std::files
   return {train::train_run(cell.config, run_dir, &sink, to), ""};
 }
 
+// The peak resident memory of this process while it trained, evaluated and measured the cell, as
+// the run's metric system/peak_rss_mib (at its last step). Not for a multi-rank cell, whose
+// training ran in other processes.
+void record_peak_memory(const Cell& cell, results::Store& store, int64_t step,
+                        const CellRunOptions& o) {
+  const int64_t peak = peak_rss_bytes();
+  if (peak < 0 || o.launch.distributed()) return;
+  store.log_metrics(cell.id, {{"system/peak_rss_mib", step, static_cast<double>(peak) / (1 << 20)}});
+}
+
 // After training: the status it ended in, else evaluation, attention statistics, finished.
 CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Store& store,
                            const std::filesystem::path& run_dir, const CellRunOptions& o) {
@@ -227,6 +238,7 @@ CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Stor
     return CellOutcome::Interrupted;
   }
   measure_attention(cell, store, loaded);
+  record_peak_memory(cell, store, r.step, o);
   store.set_status(cell.id, RunStatus::Finished);
   say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
   return CellOutcome::Finished;
@@ -243,10 +255,9 @@ std::string cell_device(const Cell& cell, const CellLaunch& launch) {
                      launch.gpus_per_cell);
 }
 
-}  // namespace
-
-CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
-                     const CellRunOptions& o) {
+// run_cell's work, between the peak reset and the memory release.
+CellOutcome run_cell_here(const SweepFile& sweep, const Cell& cell, results::Store& store,
+                          const CellRunOptions& o) {
   const config::RunConfig& cfg = cell.config;
   const std::filesystem::path run_dir = o.runs_dir / cell.id;
   results::ClaimOptions co;
@@ -275,6 +286,18 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
     say(cell, std::string("failed: ") + e.what());
     return CellOutcome::Failed;
   }
+}
+
+}  // namespace
+
+CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
+                     const CellRunOptions& o) {
+  // Each cell measures its own peak memory, and hands what it freed back to the system before the
+  // next one starts: a sweep's peak is its largest cell's (docs/sweeps.md, "Memory").
+  reset_peak_rss();
+  const CellOutcome outcome = run_cell_here(sweep, cell, store, o);
+  release_free_memory();
+  return outcome;
 }
 
 }  // namespace attnbench::sweep

@@ -1,8 +1,10 @@
 // A sweep cell's evaluation is `attnbench eval`'s (harness/sweep/cell_eval.h): a cell trained and
 // scored by run_cell stores the very rows and samples, bit for bit, that `attnbench eval
 // --log-samples --db` stores for its checkpoint, and the cell's model shares contexts through its
-// decoding state (prefix reuse computes fewer input positions than full rows). Needs the real
-// tasks and the GPT-2 tokenizer ($ATTNBENCH_DATA: skipped with a warning when unset).
+// decoding state (prefix reuse computes fewer input positions than full rows). And cells run one
+// after the other in one process do not accumulate memory: each one's peak is about the first's.
+// Needs the real tasks and the GPT-2 tokenizer ($ATTNBENCH_DATA: skipped with a warning when
+// unset).
 #include <torch/torch.h>  // before catch.hpp (docs/toolchain.md: glog's CHECK)
 
 #include <catch2/catch.hpp>
@@ -18,6 +20,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include "core/common/memory.h"
 #include "core/data/shard.h"
 #include "harness/sweep/cell_eval.h"
 #include "harness/sweep/cell_run.h"
@@ -43,9 +46,11 @@ struct Scratch {
   ~Scratch() { fs::remove_all(dir); }
 };
 
-// A one-cell sweep of a tiny softmax model trained 2 steps on random GPT-2 tokens, scored on three
-// tasks of the three output types (multiple choice, loglikelihood, rolling) at 3 items each.
-sweep::SweepFile one_cell_sweep(const fs::path& dir) {
+// A sweep of tiny softmax models trained 2 steps on random GPT-2 tokens (one cell per seed, of
+// `batch` windows of `context` tokens), scored on tasks of the three output types (multiple
+// choice, loglikelihood, rolling) at `limit` items each.
+sweep::SweepFile tiny_sweep(const fs::path& dir, const std::string& seeds, int64_t context,
+                            int64_t batch, const std::string& tasks, int64_t limit) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<uint32_t> token(0, 50256);
   std::vector<uint32_t> tokens(20000);
@@ -53,14 +58,13 @@ sweep::SweepFile one_cell_sweep(const fs::path& dir) {
   data::write_shard(dir / "train.bin", tokens);
   data::write_shard(dir / "val.bin", std::vector<uint32_t>(tokens.begin(), tokens.begin() + 4000));
   std::ofstream(dir / "base.toml")
-      << "[model]\npreset = \"tiny\"\ncontext_length = 128\n"
+      << "[model]\npreset = \"tiny\"\ncontext_length = " << context << "\n"
       << "[data]\ntrain = \"" << (dir / "train.bin").string() << "\"\nval = \""
       << (dir / "val.bin").string() << "\"\n"
-      << "[train]\nsteps = 2\nbatch_size = 2\nwarmup_steps = 1\neval_interval = 0\n"
+      << "[train]\nsteps = 2\nbatch_size = " << batch << "\nwarmup_steps = 1\neval_interval = 0\n"
          "eval_tokens = 512\ncheckpoint_interval = 100\nthreads = 1\n";
-  std::ofstream(dir / "s.toml") << "[sweep]\nname = \"eq\"\nbase = \"base.toml\"\nseeds = [0]\n"
-                                   "tasks = [\"copa\", \"lambada_openai\", \"wikitext\"]\n"
-                                   "limit = 3\n";
+  std::ofstream(dir / "s.toml") << "[sweep]\nname = \"eq\"\nbase = \"base.toml\"\nseeds = "
+                                << seeds << "\ntasks = " << tasks << "\nlimit = " << limit << "\n";
   return sweep::parse_sweep_file(dir / "s.toml");
 }
 
@@ -105,7 +109,8 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
     return;
   }
   Scratch s;
-  const sweep::SweepFile file = one_cell_sweep(s.dir);
+  const sweep::SweepFile file = tiny_sweep(
+      s.dir, "[0]", 128, 2, "[\"copa\", \"lambada_openai\", \"wikitext\"]", 3);
   const sweep::Expansion e = sweep::expand(file);
   CATCH_REQUIRE(e.cells.size() == 1);
   const sweep::Cell& cell = e.cells[0];
@@ -144,4 +149,39 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
       {}));
   CATCH_CHECK(tokens_full > 0);
   CATCH_CHECK(tokens < tokens_full);
+}
+
+CATCH_TEST_CASE("cells run in one process each peak at about the first cell's memory") {
+  const char* data = std::getenv("ATTNBENCH_DATA");
+  if (!data || !*data) {
+    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the sweep-cell memory check");
+    return;
+  }
+  if (!reset_peak_rss() || peak_rss_bytes() < 0) {
+    CATCH_WARN("this system does not report or reset the peak resident set: skipped");
+    return;
+  }
+  Scratch s;
+  // The quickstart's cell shapes (4 windows of 256 tokens), three seeds, evaluated on tasks whose
+  // batches differ in shape: what made a process's memory grow cell after cell (docs/sweeps.md,
+  // "Memory").
+  const sweep::SweepFile file = tiny_sweep(
+      s.dir, "[0, 1, 2]", 256, 4, "[\"copa\", \"hellaswag\", \"lambada_openai\"]", 20);
+  const sweep::Expansion e = sweep::expand(file);
+  CATCH_REQUIRE(e.cells.size() == 3);
+  results::Store store = results::Store::open(s.dir / "cells.db");
+  sweep::CellRunOptions o;
+  o.runs_dir = s.dir / "runs";
+  o.data_root = data;
+  o.quiet = true;
+  std::vector<double> peaks;
+  for (const sweep::Cell& cell : e.cells) {
+    CATCH_REQUIRE(sweep::run_cell(file, cell, store, o) == sweep::CellOutcome::Finished);
+    const std::vector<results::Metric> peak = store.metrics(cell.id, "system/peak_rss_mib");
+    CATCH_REQUIRE(peak.size() == 1);
+    peaks.push_back(peak[0].value);
+  }
+  CATCH_INFO("peak resident MiB per cell: " << peaks[0] << ", " << peaks[1] << ", " << peaks[2]);
+  CATCH_CHECK(peaks[1] < 1.25 * peaks[0]);
+  CATCH_CHECK(peaks[2] < 1.25 * peaks[0]);
 }
