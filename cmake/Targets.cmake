@@ -14,6 +14,17 @@ function(attnbench_use_torch target)
   target_precompile_headers(${target} REUSE_FROM attnbench_pch)
 endfunction()
 
+# ATTNBENCH_UNITY: `target`'s C++ files compile ATTNBENCH_UNITY_BATCH at a time (CMake's unity
+# build; CUDA files are left out where they are globbed). Files of one target must then not define
+# the same name at namespace scope, anonymous namespaces included: each CLI command keeps its code
+# in its own namespace, attnbench::cli::cmd_<name>.
+function(attnbench_unity target)
+  if(ATTNBENCH_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON
+                          UNITY_BUILD_BATCH_SIZE ${ATTNBENCH_UNITY_BATCH})
+  endif()
+endfunction()
+
 function(attnbench_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wno-unused-parameter)
 endfunction()

@@ -10,11 +10,11 @@
 
 #include "core/common/error.h"
 #include "evals/decoding.h"
+#include "evals/encode_pair.h"
 
 namespace attnbench::evals {
 
 namespace {
-constexpr int64_t kEndOfText = data::Tokenizer::kEndOfText;
 
 std::string decode(const data::Tokenizer& tokenizer, std::vector<int64_t>::const_iterator begin,
                    std::vector<int64_t>::const_iterator end) {

@@ -27,7 +27,7 @@
 #include "model/device.h"
 #include "results/store.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_attn_stats {
 namespace {
 
 namespace dx = evals::diagnostics;
@@ -316,4 +316,4 @@ RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, 
 });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_attn_stats

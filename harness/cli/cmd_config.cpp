@@ -9,7 +9,7 @@
 #include "core/config/run_config.h"
 #include "harness/cli/command.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_config {
 namespace {
 
 struct Options {
@@ -50,4 +50,4 @@ RegisterCommand reg("config", "Validate a run config and print it resolved, with
                     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_config

@@ -12,7 +12,7 @@
 #include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_data {
 namespace {
 
 namespace fs = std::filesystem;
@@ -120,4 +120,4 @@ RegisterCommand reg_prepare(
     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_data

@@ -14,7 +14,7 @@
 #include "core/data/hub_fetch.h"
 #include "harness/cli/command.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_data_fetch {
 namespace {
 
 namespace fs = std::filesystem;
@@ -223,4 +223,4 @@ RegisterCommand reg("data", "fetch",
                     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_data_fetch

@@ -24,7 +24,7 @@
 #include "model/device.h"
 #include "results/store.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_eval {
 namespace {
 
 struct Options {
@@ -196,4 +196,4 @@ RegisterCommand reg(
     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_eval

@@ -11,7 +11,7 @@
 #include "harness/cli/command.h"
 #include "model/checkpoint_model.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_export {
 namespace {
 
 struct Options {
@@ -45,4 +45,4 @@ RegisterCommand reg("export", "Write a checkpoint's tensors as safetensors (and 
                     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_export

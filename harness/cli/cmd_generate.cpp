@@ -20,7 +20,7 @@
 #include "harness/cli/standalone_run.h"
 #include "model/checkpoint_model.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_generate {
 namespace {
 
 struct Options {
@@ -93,4 +93,4 @@ RegisterCommand reg(
     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_generate

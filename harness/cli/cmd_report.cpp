@@ -21,7 +21,7 @@
 #include "results/report.h"
 #include "results/store.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_report {
 namespace {
 
 namespace dx = evals::diagnostics;
@@ -131,4 +131,4 @@ RegisterCommand reg("report", "Static HTML report of a sweep (tables, curves, at
 });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_report

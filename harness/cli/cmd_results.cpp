@@ -23,7 +23,7 @@
 #include "results/store.h"
 #include "results/table.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_results {
 namespace {
 
 namespace r = attnbench::results;
@@ -275,4 +275,4 @@ const RegisterCommand reg_sql("results", "sql", "Run one read-only SQL statement
 });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_results

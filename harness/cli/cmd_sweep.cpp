@@ -15,7 +15,7 @@
 #include "harness/cli/runtime.h"
 #include "harness/sweep/runner.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_sweep {
 namespace {
 
 // Output of a shell command's first line ("" when it fails): for the git revision only.
@@ -101,4 +101,4 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
 });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_sweep

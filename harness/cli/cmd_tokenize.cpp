@@ -16,7 +16,7 @@
 #include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_tokenize {
 namespace {
 
 namespace fs = std::filesystem;
@@ -142,4 +142,4 @@ RegisterCommand reg_detokenize(
     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_tokenize

@@ -33,7 +33,7 @@
 #include "model/device.h"
 #include "model/param_count.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_train {
 namespace {
 
 struct TrainCliOptions {
@@ -184,4 +184,4 @@ RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& a
 });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_train

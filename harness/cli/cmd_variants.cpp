@@ -9,7 +9,7 @@
 #include "core/config/attention_schema.h"
 #include "harness/cli/command.h"
 
-namespace attnbench::cli {
+namespace attnbench::cli::cmd_variants {
 namespace {
 
 nlohmann::ordered_json value_json(const config::Value& v) {
@@ -94,4 +94,4 @@ RegisterCommand reg("variants", "List the attention variants and their parameter
                     });
 
 }  // namespace
-}  // namespace attnbench::cli
+}  // namespace attnbench::cli::cmd_variants

@@ -35,7 +35,7 @@ template <typename T>
 void family_backward(const FamilyProblem<T>& p, const T* out, const T* dout, const T* lse,
                      const T* rowsum, T* dq, T* dk, T* dv, T* dthresh, T* dbias_bh,
                      T* dforget) {
-  const int64_t T_len = p.T_len, Tq = p.Tq, D = p.D, first = p.first();
+  const int64_t T_len = p.T_len, Tq = p.Tq(), D = p.D, first = p.first;
   const T scale = T(1) / std::sqrt(static_cast<T>(D));
   at::parallel_for(0, p.B * p.H, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> s(kBlockM * kBlockN), g(kBlockM * kBlockN), c(kBlockM), u(kBlockM),

@@ -17,7 +17,7 @@ namespace attnbench::kernels::cpu {
 
 template <typename T>
 void family_forward(const FamilyProblem<T>& p, T* out, T* lse, T* rowsum) {
-  const int64_t T_len = p.T_len, Tq = p.Tq, D = p.D, first = p.first();
+  const int64_t T_len = p.T_len, Tq = p.Tq(), D = p.D, first = p.first;
   const int64_t n_qtiles = (Tq + kBlockM - 1) / kBlockM;
   at::parallel_for(0, p.B * p.H * n_qtiles, 1, [&](int64_t begin, int64_t end) {
     std::vector<T> s(kBlockM * kBlockN), acc(kBlockM * D), m(kBlockM), l(kBlockM);

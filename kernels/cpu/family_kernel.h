@@ -21,7 +21,7 @@ constexpr int64_t kBlockN = 64;
 template <typename T>
 struct FamilyProblem {
   int64_t B = 0, H = 0, T_len = 0, D = 0;  // T_len: keys (positions)
-  int64_t Tq = 0;                           // queries: the last Tq of the T_len positions
+  int64_t first = 0;  // the position of query 0: queries first .. T_len - 1 (0: the square problem)
   const T* q = nullptr;
   const T* k = nullptr;
   const T* v = nullptr;
@@ -32,7 +32,7 @@ struct FamilyProblem {
   bool renormalize = false;
   TileGemm gemm = TileGemm::Blas;
 
-  int64_t first() const { return T_len - Tq; }  // the position of query 0
+  int64_t Tq() const { return T_len - first; }  // queries
 };
 
 // Pass 1 (log-sum-exp) and pass 2 (weights, output) over query tiles in parallel.

@@ -16,7 +16,7 @@ inline int64_t valid_keys(int64_t i, int64_t j0, int64_t nk) {
 // S[mq, nk] = Q[i0:i0+mq] K[j0:j0+nk]^T / sqrt(D) + bias_h(i - j) + C_i - C_j on the visible
 // entries (docs/paper.md 1.2: the bias is added after the 1/sqrt(d) scaling; C the forgetting
 // gate's cumulative log f of this (b, h), or nullptr). Query row r of the tile is q_bh's row
-// i0 + r, at position i = p.first() + i0 + r. Entries j > i are left as computed and must be
+// i0 + r, at position i = p.first + i0 + r. Entries j > i are left as computed and must be
 // ignored by the caller (the row's valid_keys prefix is the causal part).
 template <typename T>
 void score_tile(const FamilyProblem<T>& p, const T* q_bh, const T* k_bh, const T* bias_h,
@@ -25,7 +25,7 @@ void score_tile(const FamilyProblem<T>& p, const T* q_bh, const T* k_bh, const T
   gemm_nt<T>(p.gemm, mq, nk, p.D, scale, q_bh + i0 * p.D, p.D, k_bh + j0 * p.D, p.D, T(0), s, nk);
   if (!bias_h && !c_bh) return;
   for (int64_t r = 0; r < mq; ++r) {
-    const int64_t i = p.first() + i0 + r, len = valid_keys(i, j0, nk);
+    const int64_t i = p.first + i0 + r, len = valid_keys(i, j0, nk);
     T* row = s + r * nk;
     if (bias_h) {
       const T* b = bias_h + (i - j0);  // b[-c] is the bias at distance i - (j0 + c)

@@ -18,7 +18,8 @@ FamilyProblem<T> problem(const torch::Tensor& q, const torch::Tensor& k, const t
                          const torch::Tensor& thresh, bool elastic, bool renormalize,
                          TileGemm gemm) {
   FamilyProblem<T> p;
-  p.B = q.size(0), p.H = q.size(1), p.Tq = q.size(2), p.T_len = k.size(2), p.D = q.size(3);
+  p.B = q.size(0), p.H = q.size(1), p.T_len = k.size(2), p.D = q.size(3);
+  p.first = k.size(2) - q.size(2);
   p.q = q.data_ptr<T>(), p.k = k.data_ptr<T>(), p.v = v.data_ptr<T>();
   p.bias = bias.defined() ? bias.data_ptr<T>() : nullptr;
   p.forget = forget.defined() ? forget.data_ptr<T>() : nullptr;

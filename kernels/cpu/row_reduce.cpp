@@ -1,3 +1,10 @@
+#include "kernels/cpu/row_reduce.h"
+
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/fast_exp.h"
+
 // Written on GCC's vector extension and compiled twice (target_clones): the baseline clone alone is
 // an order of magnitude slower than the AVX2 one (measured 4.1 against 0.34 ns per element of
 // sum_exp on 50k-float rows). Elsewhere (another compiler or CPU family) they compile once.
@@ -6,16 +13,6 @@
 #else
 #define ATTNBENCH_CPU_CLONES
 #endif
-// The ABI note on 32-byte vectors concerns passing them across calls without AVX; the vectors here
-// never leave these functions.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
-#include "kernels/cpu/row_reduce.h"
-
-#include <cstring>
-#include <limits>
-
-#include "kernels/cpu/fast_exp.h"
 
 namespace attnbench::kernels::cpu {
 namespace {
