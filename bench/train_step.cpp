@@ -2,8 +2,10 @@
 // "Performance targets": CPU training throughput at least that of the same model in Python
 // PyTorch):
 //   train_step/<preset>_<backend>   batch 8, T = 256, GPT-2 vocabulary (50257 padded to 50304)
-// One iteration = one optimizer step exactly as harness/train runs it: forward, cross-entropy,
-// backward, gradient clipping to 1.0, AdamW (matrix-only weight decay) with the schedule's lr set.
+// One iteration = one optimizer step exactly as harness/train runs it: the model's loss
+// (DecoderLMImpl::loss: the LM head and cross-entropy in chunks of tokens), backward, gradient
+// clipping to 1.0, AdamW (matrix-only weight decay) with the schedule's lr set. Presets tiny, small
+// and 125m.
 // Counters: tokens_per_s (wall clock) and the model's parameter count. The softmax variant (RoPE +
 // causal softmax) with the eager backend is the like-for-like comparison with
 // scripts/bench-train-python.py, which runs this binary and the Python loop in one go and reports
@@ -70,6 +72,10 @@ void train_step(benchmark::State& state, const std::string& preset, const std::s
 BENCHMARK_CAPTURE(train_step, tiny_eager, "tiny", "eager")
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 BENCHMARK_CAPTURE(train_step, tiny_auto, "tiny", "auto")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(train_step, small_eager, "small", "eager")
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
+BENCHMARK_CAPTURE(train_step, small_auto, "small", "auto")
     ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(5.0);
 BENCHMARK_CAPTURE(train_step, 125m_eager, "125m", "eager")
     ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);

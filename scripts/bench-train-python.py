@@ -10,7 +10,9 @@ optimizer step of the trainer's model and AdamW, batch 8, T = 256, GPT-2 vocabul
   -> RMSNorm -> untied LM head -> cross-entropy; backward; clip 1.0; AdamW (0.9, 0.95), decay on
   2-D weights only.
 The Python loop runs twice: with glibc malloc, and with LD_PRELOAD of libtcmalloc_minimal.so.4
-(the C++ binaries link tcmalloc, docs/toolchain.md), and the report gives both ratios.
+(the C++ binaries link tcmalloc, docs/toolchain.md). The report gives the ratio of both C++
+backends to the Python loop with tcmalloc: eager (materialised attention, like the Python loop)
+and auto (the fused CPU kernel, what `attnbench train` runs). Presets tiny, small, 125m.
 
 Needs Debian's python3-torch (the same LibTorch 1.13; measurement only, not a project
 dependency): apt-get install -y python3-torch, and run with /usr/bin/python3.
@@ -28,6 +30,7 @@ import time
 
 PRESETS = {  # n_layer, d_model, n_head (d_ffn = round_up(8 d / 3, 256), as core/config)
     "tiny": (2, 128, 4),
+    "small": (6, 384, 6),
     "125m": (12, 768, 12),
 }
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
@@ -139,8 +142,9 @@ def cpp_run(bench, preset):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="build/bench/bench_train_step")
-    ap.add_argument("--presets", default="tiny,125m")
-    ap.add_argument("--steps", type=int, default=0, help="Python steps timed (default: 20 tiny, 3 125m)")
+    ap.add_argument("--presets", default="tiny,small,125m")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="Python steps timed (default: 20 tiny, 5 small, 3 125m)")
     ap.add_argument("--python-only", metavar="PRESET", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.python_only:
@@ -149,15 +153,16 @@ def main():
     threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count())
     print(f"threads {threads}; batch 8, T 256, vocab 50304; tokens/s (higher is better)")
     print(f"{'preset':8} {'C++ eager':>10} {'C++ auto':>10} {'Py malloc':>10} {'Py tcmalloc':>12} "
-          f"{'C++/Py':>7} {'C++/Py+tc':>10}")
+          f"{'eager/Py+tc':>12} {'auto/Py+tc':>11}")
     for preset in a.presets.split(","):
-        steps = a.steps or (20 if preset == "tiny" else 3)
+        steps = a.steps or {"tiny": 20, "small": 5}.get(preset, 3)
         cpp = cpp_run(a.bench, preset)
         py = python_run(preset, steps, preload=False)
         py_tc = python_run(preset, steps, preload=True)
         eager = cpp.get(f"{preset}_eager", float("nan"))
-        print(f"{preset:8} {eager:10.0f} {cpp.get(f'{preset}_auto', float('nan')):10.0f} {py:10.0f} "
-              f"{py_tc:12.0f} {eager / py:7.2f} {eager / py_tc:10.2f}")
+        auto = cpp.get(f"{preset}_auto", float("nan"))
+        print(f"{preset:8} {eager:10.0f} {auto:10.0f} {py:10.0f} {py_tc:12.0f} {eager / py_tc:12.2f} "
+              f"{auto / py_tc:11.2f}")
 
 
 if __name__ == "__main__":
