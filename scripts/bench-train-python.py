@@ -3,8 +3,9 @@
 
 Target (docs/ARCHITECTURE.md, "Performance targets"): CPU training throughput at least that of the
 same model in Python PyTorch. This script runs bench/train_step.cpp (bench_train_step: one
-optimizer step of the trainer's model and AdamW, batch 8, T = 256, GPT-2 vocabulary padded to
-50304) and a nanoGPT-style Python loop of the same shapes and operations:
+optimizer step of the trainer's model and AdamW at the tiny and small presets' own micro-batches,
+8 x 256 and 16 x 1,024 tokens, and 125m at 8 x 256; GPT-2 vocabulary padded to 50304) and a
+nanoGPT-style Python loop of the same shapes and operations:
   token embedding -> N x [RMSNorm -> q, k, v (no bias) -> RoPE -> causal softmax attention
   (materialised scores, as the eager backend) -> o -> residual; RMSNorm -> SwiGLU -> residual]
   -> RMSNorm -> untied LM head -> cross-entropy; backward; clip 1.0; AdamW (0.9, 0.95), decay on
@@ -28,15 +29,15 @@ import subprocess
 import sys
 import time
 
-PRESETS = {  # n_layer, d_model, n_head (d_ffn = round_up(8 d / 3, 256), as core/config)
-    "tiny": (2, 128, 4),
-    "small": (6, 384, 6),
-    "125m": (12, 768, 12),
+PRESETS = {  # n_layer, d_model, n_head (d_ffn = round_up(8 d / 3, 256), as core/config), batch, T
+    "tiny": (2, 128, 4, 8, 256),     # the presets' own micro-batches (sweeps/presets) ...
+    "small": (6, 384, 6, 16, 1024),
+    "125m": (12, 768, 12, 8, 256),   # ... but 125m's 8 x 4,096 (minutes a step on a CPU)
 }
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 
 
-def python_tokens_per_s(preset, steps, batch=8, T=256, vocab=50304):
+def python_tokens_per_s(preset, steps, vocab=50304):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -44,7 +45,7 @@ def python_tokens_per_s(preset, steps, batch=8, T=256, vocab=50304):
     threads = int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count()
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    n_layer, d, H = PRESETS[preset]
+    n_layer, d, H, batch, T = PRESETS[preset]
     ffn = (8 * d // 3 + 255) // 256 * 256
     D = d // H
 
@@ -144,24 +145,25 @@ def main():
     ap.add_argument("--bench", default="build/bench/bench_train_step")
     ap.add_argument("--presets", default="tiny,small,125m")
     ap.add_argument("--steps", type=int, default=0,
-                    help="Python steps timed (default: 20 tiny, 5 small, 3 125m)")
+                    help="Python steps timed (default: 20 tiny, 3 small and 125m)")
     ap.add_argument("--python-only", metavar="PRESET", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.python_only:
         print(python_tokens_per_s(a.python_only, a.steps or 3))
         return
     threads = os.environ.get("OMP_NUM_THREADS") or str(os.cpu_count())
-    print(f"threads {threads}; batch 8, T 256, vocab 50304; tokens/s (higher is better)")
-    print(f"{'preset':8} {'C++ eager':>10} {'C++ auto':>10} {'Py malloc':>10} {'Py tcmalloc':>12} "
+    print(f"threads {threads}; vocab 50304; tokens/s (higher is better)")
+    print(f"{'preset':14} {'C++ eager':>10} {'C++ auto':>10} {'Py malloc':>10} {'Py tcmalloc':>12} "
           f"{'eager/Py+tc':>12} {'auto/Py+tc':>11}")
     for preset in a.presets.split(","):
-        steps = a.steps or {"tiny": 20, "small": 5}.get(preset, 3)
+        steps = a.steps or {"tiny": 20}.get(preset, 3)
         cpp = cpp_run(a.bench, preset)
         py = python_run(preset, steps, preload=False)
         py_tc = python_run(preset, steps, preload=True)
         eager = cpp.get(f"{preset}_eager", float("nan"))
         auto = cpp.get(f"{preset}_auto", float("nan"))
-        print(f"{preset:8} {eager:10.0f} {auto:10.0f} {py:10.0f} {py_tc:12.0f} {eager / py_tc:12.2f} "
+        shape = f"{preset} {PRESETS[preset][3]}x{PRESETS[preset][4]}"
+        print(f"{shape:14} {eager:10.0f} {auto:10.0f} {py:10.0f} {py_tc:12.0f} {eager / py_tc:12.2f} "
               f"{auto / py_tc:11.2f}")
 
 
