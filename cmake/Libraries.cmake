@@ -46,7 +46,7 @@ endfunction()
 attnbench_library(ab_core DIR core/common core/config core/data
                   DEPS fmt::fmt nlohmann_json::nlohmann_json Threads::Threads OpenSSL::Crypto
                        tomlplusplus::tomlplusplus PkgConfig::XXHASH PkgConfig::PCRE2
-                       PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
+                       PkgConfig::ICU PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
 attnbench_library(ab_results DIR results DEPS ab_core SQLite::SQLite3)
 attnbench_library(ab_results_formats DIR results/formats DEPS ab_results)
 attnbench_library(ab_evals_tasks DIR evals/tasks DEPS ab_core)

@@ -3,8 +3,12 @@
 
 #include <pcre2.h>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "core/data/utf8.h"
 
 namespace attnbench::data {
 namespace {
@@ -39,6 +43,11 @@ struct ThreadState {
   }
 };
 
+ThreadState& thread_state() {  // one per thread, shared by split() and find()
+  thread_local ThreadState st;
+  return st;
+}
+
 std::string pcre2_message(int code) {
   PCRE2_UCHAR buf[256];
   pcre2_get_error_message(code, buf, sizeof(buf));
@@ -54,26 +63,44 @@ struct Pretokenizer::Code {
 
 const char* Pretokenizer::pattern() { return kPattern; }
 
-Pretokenizer::Pretokenizer() : code_(std::make_unique<Code>()) {
+namespace {
+
+// Compiles and JIT-compiles `pattern` with UTF, UCP and `options`; throws std::runtime_error
+// naming `what` when PCRE2 refuses it.
+pcre2_code* compile(const char* pattern, uint32_t options, const std::string& what) {
   int err = 0;
   PCRE2_SIZE offset = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                                   PCRE2_UTF | PCRE2_UCP | options, &err, &offset, nullptr);
+  if (!code) {
+    throw std::runtime_error("PCRE2 rejected " + what + " at offset " + std::to_string(offset) +
+                             ": " + pcre2_message(err));
+  }
+  int rc = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+  if (rc != 0) {
+    pcre2_code_free(code);
+    throw std::runtime_error("PCRE2 JIT unavailable: " + pcre2_message(rc));
+  }
+  return code;
+}
+
+}  // namespace
+
+Pretokenizer::Pretokenizer() : code_(std::make_unique<Code>()) {
   // ANCHORED: every match must start where the previous one ended (the alternatives cover every
   // code point, so the pieces tile the text).
-  code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(kPattern), PCRE2_ZERO_TERMINATED,
-                              PCRE2_UTF | PCRE2_UCP | PCRE2_ANCHORED, &err, &offset, nullptr);
-  if (!code_->code) {
-    throw std::runtime_error("PCRE2 rejected the GPT-2 pattern at offset " +
-                             std::to_string(offset) + ": " + pcre2_message(err));
-  }
-  int rc = pcre2_jit_compile(code_->code, PCRE2_JIT_COMPLETE);
-  if (rc != 0) throw std::runtime_error("PCRE2 JIT unavailable: " + pcre2_message(rc));
+  code_->code = compile(kPattern, PCRE2_ANCHORED, "the GPT-2 pattern");
+}
+
+Pretokenizer::Pretokenizer(const std::string& pattern) : code_(std::make_unique<Code>()) {
+  code_->code = compile(pattern.c_str(), 0, "the pattern");
 }
 
 Pretokenizer::~Pretokenizer() = default;
 
 void Pretokenizer::split(std::string_view text,
                          const std::function<void(std::string_view)>& piece) const {
-  thread_local ThreadState st;
+  ThreadState& st = thread_state();
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   PCRE2_SIZE pos = 0;
   while (pos < text.size()) {
@@ -86,6 +113,30 @@ void Pretokenizer::split(std::string_view text,
     if (end <= pos) throw std::logic_error("GPT-2 pattern made an empty match");
     piece(text.substr(pos, end - pos));
     pos = end;
+  }
+}
+
+void Pretokenizer::find(std::string_view text,
+                        const std::function<void(size_t, size_t)>& match) const {
+  ThreadState& st = thread_state();
+  auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  PCRE2_SIZE pos = 0;
+  std::optional<PCRE2_SIZE> last_end;  // end of the previous match
+  while (pos <= text.size()) {
+    int rc = pcre2_jit_match(code_->code, subject, text.size(), pos, 0, st.data, st.context);
+    if (rc == PCRE2_ERROR_NOMATCH) return;
+    if (rc < 0) {
+      throw std::runtime_error("pattern match failed at byte " + std::to_string(pos) + ": " +
+                               pcre2_message(rc));
+    }
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(st.data);
+    const PCRE2_SIZE start = ovector[0], end = ovector[1];
+    if (start == end && last_end == end) {  // skip one character and search again
+      pos += pos < text.size() ? std::max<size_t>(1, utf8_sequence_length(text.substr(pos))) : 1;
+      continue;
+    }
+    match(start, end);
+    pos = last_end.emplace(end);
   }
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 namespace attnbench::data {
@@ -13,6 +14,10 @@ namespace attnbench::data {
 class Pretokenizer {
  public:
   Pretokenizer();  // compiles the pattern; throws std::runtime_error if PCRE2 refuses it
+  // Another pattern, in PCRE2 syntax, compiled with UTF and UCP but not anchored, for find() (the
+  // Hugging Face tokenizers' Split regexes, core/data/hf_pretokenizers.cpp). Throws
+  // std::runtime_error with PCRE2's message if it refuses the pattern.
+  explicit Pretokenizer(const std::string& pattern);
   ~Pretokenizer();
   Pretokenizer(const Pretokenizer&) = delete;
   Pretokenizer& operator=(const Pretokenizer&) = delete;
@@ -21,6 +26,12 @@ class Pretokenizer {
   // well-formed UTF-8 (checked by the caller: the match runs without PCRE2's UTF check).
   // Thread-safe: match state is per thread.
   void split(std::string_view text, const std::function<void(std::string_view)>& piece) const;
+
+  // Calls match(start, end) for each match in order, leftmost first, each search starting where
+  // the previous match ended (a regex find-all, as the onig crate's find_iter: an empty match right
+  // at the end of the previous match is skipped by moving on one character); text between matches
+  // is not reported. Same UTF-8 precondition and thread safety as split().
+  void find(std::string_view text, const std::function<void(size_t, size_t)>& match) const;
 
   // The pattern as compiled (with \s spelled out).
   static const char* pattern();
