@@ -68,6 +68,8 @@ endif()
 attnbench_library(ab_kernels DIR kernels TORCH DEPS ab_core WHOLE ${ab_kernels_whole})
 attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
 attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
+# model/pretrained: Hugging Face folders as models; its architectures register themselves.
+attnbench_library(ab_model_pretrained DIR model/pretrained TORCH DEPS ab_model)
 attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model ab_results)
 # c10d's headers hide each backend behind a switch; both LibTorch builds ship Gloo, the CUDA one
 # NCCL (docs/distributed.md). Set on the one file that includes them, so the shared PCH is reused.
@@ -79,7 +81,7 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/harness/train/distributed.cpp 
                             COMPILE_DEFINITIONS "${_ab_c10d}")
 target_include_directories(ab_harness_train SYSTEM PRIVATE ${GLOO_INCLUDE_DIR})
 attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
-                  DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks)
+                  DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks ab_model_pretrained)
 attnbench_library(ab_harness_sweep DIR harness/sweep TORCH
                   DEPS ab_harness_train ab_evals ab_results WHOLE ab_results_formats)
 

@@ -3,10 +3,7 @@
 namespace attnbench::evals {
 
 namespace {
-torch::Device device_of(const model::DecoderLM& m) {
-  auto params = m->parameters();
-  return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
-}
+using Model = std::shared_ptr<model::CausalLMImpl>;
 
 // The hidden states h [B, S, C] at `positions` [N, 2] (b, s): [N, C].
 torch::Tensor states_at(const torch::Tensor& h, const torch::Tensor& positions) {
@@ -16,13 +13,13 @@ torch::Tensor states_at(const torch::Tensor& h, const torch::Tensor& positions) 
 
 // The head on hidden states [N, C], as float32 [N, V'] (scores are read in float32 whatever the
 // model computes in).
-torch::Tensor head_logits(model::DecoderLM& m, const torch::Tensor& states) {
+torch::Tensor head_logits(const Model& m, const torch::Tensor& states) {
   return m->head(states).to(torch::kFloat32);
 }
 
 class CachedDecoding : public DecodingState {
  public:
-  CachedDecoding(model::DecoderLM model, torch::Device device, model::DecoderCache cache = {})
+  CachedDecoding(Model model, torch::Device device, model::DecoderCache cache = {})
       : model_(std::move(model)), device_(device), cache_(std::move(cache)) {}
   int64_t length() const override { return cache_.length(); }
   torch::Tensor feed_states(const torch::Tensor& tokens, const torch::Tensor& positions) override {
@@ -43,21 +40,21 @@ class CachedDecoding : public DecodingState {
   }
 
  private:
-  model::DecoderLM model_;
+  Model model_;
   torch::Device device_;
   model::DecoderCache cache_;
 };
 }  // namespace
 
-DecoderLMAdapter::DecoderLMAdapter(model::DecoderLM model, const config::ModelConfig& cfg)
-    : model_(std::move(model)), cfg_(cfg), device_(device_of(model_)) {
+DecoderLMAdapter::DecoderLMAdapter(Model model)
+    : model_(std::move(model)), shape_(model_->shape()), device_(model_->device()) {
   model_->eval();
 }
 
 torch::Tensor DecoderLMAdapter::logits(const torch::Tensor& tokens) {
   torch::NoGradGuard no_grad;
   // Scores are read in float32 whatever the model computes in (lm-eval runs fp32 models here).
-  return model_->forward(tokens.to(device_)).to(torch::kFloat32);
+  return model_->head(model_->hidden(tokens.to(device_))).to(torch::kFloat32);
 }
 
 torch::Tensor DecoderLMAdapter::logits_at(const torch::Tensor& tokens,

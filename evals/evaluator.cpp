@@ -4,7 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "core/data/tokenizer.h"
+#include "core/data/text_tokenizer.h"
 #include "evals/progress.h"
 #include "evals/scorer.h"
 
@@ -74,19 +74,30 @@ TextEncoder memoize_last(const TextEncoder& encode) {
 // multiple_choice and loglikelihood: each (context, continuation) of Doc::requests split into
 // tokens as TemplateLM._encode_pair does (encode_pair.h).
 void add_pair_requests(const std::string& task, const Doc& doc, size_t d, const TextEncoder& encode,
-                       BosPolicy bos, TaskRequests& out) {
+                       const EvalOptions& options, TaskRequests& out) {
   if (doc.requests.empty()) throw document_error(task, doc, "has no requests");
   for (size_t j = 0; j < doc.requests.size(); ++j) {
-    TokenPair pair = encode_pair(doc.requests[j].context, doc.requests[j].continuation, encode, bos);
+    TokenPair pair = encode_pair(doc.requests[j].context, doc.requests[j].continuation, encode,
+                                 options.bos, options.prefix_token);
     out.tokens.push_back({std::move(pair.context), std::move(pair.continuation)});
     out.origin.push_back({d, j});
   }
 }
 
 // loglikelihood_rolling: the windows of Doc::text (scorer_rolling.cpp).
+// Under BosPolicy::Prepend the document's tokens start with the prefix token, as lm-eval's
+// tok_encode(string) gives them for a BOS-adding tokenizer (its first window then predicts BOS).
 void add_rolling_requests(const Doc& doc, size_t d, const TextEncoder& encode, int64_t max_length,
-                          TaskRequests& out) {
-  std::vector<TokenRequest> windows = rolling_requests(doc.text, encode, max_length);
+                          const EvalOptions& options, TaskRequests& out) {
+  const int64_t prefix = options.prefix_token;
+  const TextEncoder tokens = options.bos == BosPolicy::Prepend
+                                 ? TextEncoder([&](std::string_view text) {
+                                     std::vector<int64_t> ids = encode(text);
+                                     ids.insert(ids.begin(), prefix);
+                                     return ids;
+                                   })
+                                 : encode;
+  std::vector<TokenRequest> windows = rolling_requests(doc.text, tokens, max_length, prefix);
   for (size_t w = 0; w < windows.size(); ++w) {
     out.tokens.push_back(std::move(windows[w]));
     out.origin.push_back({d, w});
@@ -94,17 +105,18 @@ void add_rolling_requests(const Doc& doc, size_t d, const TextEncoder& encode, i
 }
 
 TaskRequests build_requests(const std::string& task, OutputType type, const std::vector<Doc>& docs,
-                            const TextEncoder& encode, BosPolicy bos, int64_t max_length) {
+                            const TextEncoder& encode, const EvalOptions& options,
+                            int64_t max_length) {
   TaskRequests out;
   TextEncoder cached = memoize_last(encode);
   for (size_t d = 0; d < docs.size(); ++d) {
     switch (type) {
       case OutputType::MultipleChoice:
       case OutputType::Loglikelihood:
-        add_pair_requests(task, docs[d], d, cached, bos, out);
+        add_pair_requests(task, docs[d], d, cached, options, out);
         break;
       case OutputType::LoglikelihoodRolling:
-        add_rolling_requests(docs[d], d, encode, max_length, out);
+        add_rolling_requests(docs[d], d, encode, max_length, options, out);
         break;
     }
   }
@@ -177,7 +189,7 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
   if (docs.empty()) throw std::runtime_error("task " + task + " has no documents to score");
 
   const TaskRequests requests =
-      build_requests(task, type, docs, encode, options.bos, model.max_length());
+      build_requests(task, type, docs, encode, options, model.max_length());
   report.requests = static_cast<int64_t>(requests.tokens.size());
 
   ProgressBar bar(options.progress, is_terminal(options.progress));
@@ -245,7 +257,7 @@ EvalOptions eval_options(const config::EvalConfig& eval) {
   return o;
 }
 
-TextEncoder text_encoder(const data::Tokenizer& tokenizer) {
+TextEncoder text_encoder(const data::TextTokenizer& tokenizer) {
   return [&tokenizer](std::string_view text) {
     std::vector<uint32_t> ids = tokenizer.encode(text);
     return std::vector<int64_t>(ids.begin(), ids.end());

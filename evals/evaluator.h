@@ -19,19 +19,21 @@
 #include "results/store.h"
 
 namespace attnbench::data {
-class Tokenizer;
+class TextTokenizer;
 }
 
 namespace attnbench::evals {
 
 // Stored with every result: which lm-eval version's zero-shot protocol, and which revision of our
 // implementation of it. Bump the attnbench-N suffix whenever a number could change.
-constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-2";
+constexpr const char* kProtocolVersion = "lm-eval-0.4.13-zeroshot/attnbench-3";
 
 // How tasks are scored (the item limit is a property of the loaded task: LoadedTask::limit).
 struct EvalOptions {
   int64_t batch_size = 32;  // model rows per forward pass
   BosPolicy bos = BosPolicy::None;
+  int64_t prefix_token = kEndOfText;  // lm-eval's prefix_token_id: the tokenizer's BOS, else EOS
+                                      // (TextTokenizer::prefix_id); BOS under BosPolicy::Prepend
   int64_t bootstrap_iters = kDefaultBootstrapIters;  // perplexity stderr; <= 0 = none
   bool log_samples = false;                          // keep per-request results in the report
   bool reuse_prefixes = true;  // a shared context computed once (loglikelihood.h); false: lm-eval's
@@ -132,7 +134,7 @@ std::vector<results::EvalRow> eval_rows(const TaskReport& task, int64_t limit, B
 // Its per-request results (EvalOptions::log_samples) as samples-table rows.
 std::vector<results::Sample> sample_rows(const TaskReport& task);
 
-// The GPT-2 tokenizer as a TextEncoder.
-TextEncoder text_encoder(const data::Tokenizer& tokenizer);
+// A tokenizer as a TextEncoder (TextTokenizer::encode, as lm-eval's Hugging Face tokenizer).
+TextEncoder text_encoder(const data::TextTokenizer& tokenizer);
 
 }  // namespace attnbench::evals

@@ -10,16 +10,16 @@
 
 #include "core/common/error.h"
 #include "evals/decoding.h"
-#include "evals/encode_pair.h"
 
 namespace attnbench::evals {
 
 namespace {
 
-std::string decode(const data::Tokenizer& tokenizer, std::vector<int64_t>::const_iterator begin,
+std::string decode(const data::TextTokenizer& tokenizer, std::vector<int64_t>::const_iterator begin,
                    std::vector<int64_t>::const_iterator end) {
   return tokenizer.decode(std::vector<uint32_t>(begin, end));
 }
+
 
 // lm-eval's max_ctx_len = max_length - max_gen_toks, asserted > 0 (HFLM.generate_until).
 int64_t max_context_length(int64_t max_length, int64_t max_gen_toks) {
@@ -53,8 +53,8 @@ int64_t greedy_token(const torch::Tensor& logits, int64_t vocab_size) {
 }  // namespace
 
 std::vector<int64_t> greedy_tokens(LanguageModel& model, DecodingState& state,
-                                   std::vector<int64_t> context, int64_t max_gen_toks,
-                                   const StopCriterion& stop) {
+                                   std::vector<int64_t> context, const GenerationTokens& special,
+                                   int64_t max_gen_toks, const StopCriterion& stop) {
   const int64_t max_ctx_len = max_context_length(model.max_length(), max_gen_toks);
   if (state.length() != 0) {
     throw std::invalid_argument(fmt::format(
@@ -62,7 +62,7 @@ std::vector<int64_t> greedy_tokens(LanguageModel& model, DecodingState& state,
         state.length()));
   }
   // lm-eval has no rule for an empty context; its log-likelihoods use the prefix token then.
-  if (context.empty()) context.push_back(kEndOfText);
+  if (context.empty()) context.push_back(special.prefix);
   // tok_batch_encode(left_truncate_len = max_ctx_len): input_ids[:, -max_ctx_len:].
   if (static_cast<int64_t>(context.size()) > max_ctx_len) {
     context.erase(context.begin(), context.end() - max_ctx_len);
@@ -73,7 +73,7 @@ std::vector<int64_t> greedy_tokens(LanguageModel& model, DecodingState& state,
   // model's eos_token_id, or satisfies a stopping criterion; that token is kept.
   while (true) {
     generated.push_back(greedy_token(logits, model.vocab_size()));
-    if (static_cast<int64_t>(generated.size()) == max_gen_toks || generated.back() == kEndOfText ||
+    if (static_cast<int64_t>(generated.size()) == max_gen_toks || generated.back() == special.eos ||
         stop(generated)) {
       return generated;
     }
@@ -81,34 +81,31 @@ std::vector<int64_t> greedy_tokens(LanguageModel& model, DecodingState& state,
   }
 }
 
-std::vector<std::string> stop_sequences(std::vector<std::string> until) {
-  const std::string eos = data::Tokenizer::kEndOfTextText;
-  if (std::find(until.begin(), until.end(), eos) == until.end()) until.push_back(eos);
+GenerationTokens generation_tokens(const data::TextTokenizer& tokenizer) {
+  GenerationTokens t;
+  t.prefix = tokenizer.prefix_id();
+  const auto eos = tokenizer.eos_id();
+  if (!eos) throw UsageError("generate: the tokenizer has no EOS token to stop at");
+  t.eos = *eos;
+  return t;
+}
+
+std::vector<std::string> stop_sequences(std::vector<std::string> until,
+                                        const data::TextTokenizer& tokenizer) {
+  const auto eos_id = tokenizer.eos_id();
+  const std::string eos = eos_id ? tokenizer.decode({*eos_id}) : std::string();
+  if (eos_id && std::find(until.begin(), until.end(), eos) == until.end()) until.push_back(eos);
   return until;
 }
 
-std::vector<int64_t> encode_with_special(const data::Tokenizer& tokenizer, std::string_view text) {
-  const std::string_view eos = data::Tokenizer::kEndOfTextText;
-  std::vector<uint32_t> ids;
-  for (size_t at = text.find(eos); at != std::string_view::npos; at = text.find(eos)) {
-    tokenizer.encode_append(text.substr(0, at), ids);
-    ids.push_back(data::Tokenizer::kEndOfText);
-    text.remove_prefix(at + eos.size());
-  }
-  tokenizer.encode_append(text, ids);
-  return {ids.begin(), ids.end()};
-}
-
-StopCriterion stop_criterion(const data::Tokenizer& tokenizer,
+StopCriterion stop_criterion(const data::TextTokenizer& tokenizer,
                              const std::vector<std::string>& stop) {
   // MultiTokenEOSCriteria: sequence_id_len = len(tokenizer.encode(sequence)) + 2, and the window
   // never reaches back into the context. batch_decode keeps special tokens: end-of-text decodes
   // to "<|endoftext|>". An empty stop string is in every window: it stops after one token.
   std::vector<std::pair<std::string, size_t>> windows;
-  for (const auto& term : stop) {
-    windows.emplace_back(term, encode_with_special(tokenizer, term).size() + 2);
-  }
-  return [tokenizer, windows](const std::vector<int64_t>& generated) {
+  for (const auto& term : stop) windows.emplace_back(term, tokenizer.encode(term).size() + 2);
+  return [&tokenizer, windows](const std::vector<int64_t>& generated) {
     for (const auto& [term, lookback] : windows) {
       const size_t n = std::min(lookback, generated.size());
       if (decode(tokenizer, generated.end() - n, generated.end()).find(term) != std::string::npos) {
@@ -128,25 +125,24 @@ std::string cut_at_stop_sequences(std::string text, const std::vector<std::strin
 }
 
 Generation generate_until(LanguageModel& model, DecodingState& state,
-                          const data::Tokenizer& tokenizer, const GenerationRequest& request) {
-  if (model.vocab_size() > static_cast<int64_t>(tokenizer.vocab_size())) {
+                          const data::TextTokenizer& tokenizer, const GenerationRequest& request) {
+  if (model.vocab_size() > static_cast<int64_t>(tokenizer.vocab_size()) &&
+      !tokenizer.decodes_every_id()) {
     throw UsageError(fmt::format("generate: the model's vocabulary ({} tokens) is larger than the "
                                  "tokenizer's ({}); its extra tokens could not be decoded",
                                  model.vocab_size(), tokenizer.vocab_size()));
   }
-  const std::vector<std::string> stop = stop_sequences(request.until);
+  const std::vector<std::string> stop = stop_sequences(request.until, tokenizer);
   Generation out;
-  out.tokens = greedy_tokens(model, state, request.context, request.max_gen_toks,
-                             stop_criterion(tokenizer, stop));
+  out.tokens = greedy_tokens(model, state, request.context, generation_tokens(tokenizer),
+                             request.max_gen_toks, stop_criterion(tokenizer, stop));
   // HFLM.tok_decode skips special tokens: the end-of-text token adds no text.
-  std::vector<int64_t> text_tokens;
-  std::copy_if(out.tokens.begin(), out.tokens.end(), std::back_inserter(text_tokens),
-               [](int64_t t) { return t != kEndOfText; });
-  out.text = cut_at_stop_sequences(decode(tokenizer, text_tokens.begin(), text_tokens.end()), stop);
+  out.text = cut_at_stop_sequences(
+      tokenizer.decode_text(std::vector<uint32_t>(out.tokens.begin(), out.tokens.end())), stop);
   return out;
 }
 
-Generation generate_until(LanguageModel& model, const data::Tokenizer& tokenizer,
+Generation generate_until(LanguageModel& model, const data::TextTokenizer& tokenizer,
                           const GenerationRequest& request) {
   std::unique_ptr<DecodingState> state = start_decoding(model);
   return generate_until(model, *state, tokenizer, request);

@@ -45,9 +45,10 @@ std::vector<MetricValue> score_loglikelihood_task(const ScoringInput& in);
 std::vector<MetricValue> score_rolling_task(const ScoringInput& in);
 
 // The requests of loglikelihood_rolling for one document: HFLM.loglikelihood_rolling's windows
-// over encode(text), prefix = end-of-text, context_len = 1, made disjoint. scorer_rolling.cpp.
+// over encode(text), prefix = lm-eval's prefix_token_id, context_len = 1, made disjoint.
+// scorer_rolling.cpp.
 std::vector<TokenRequest> rolling_requests(const std::string& text, const TextEncoder& encode,
-                                           int64_t max_length);
+                                           int64_t max_length, int64_t prefix_token);
 
 // The gold continuation's signals, which still move while accuracy sits at chance
 // (docs/evaluation.md, "Gold log-likelihood and bits per byte"). Every multiple_choice and

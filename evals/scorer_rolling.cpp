@@ -6,10 +6,10 @@
 namespace attnbench::evals {
 
 std::vector<TokenRequest> rolling_requests(const std::string& text, const TextEncoder& encode,
-                                           int64_t max_length) {
+                                           int64_t max_length, int64_t prefix_token) {
   std::vector<int64_t> tokens = encode(text);
   std::vector<TokenRequest> out;
-  for (const TokenWindow& window : rolling_token_windows(tokens, kEndOfText, max_length, 1)) {
+  for (const TokenWindow& window : rolling_token_windows(tokens, prefix_token, max_length, 1)) {
     TokenWindow disjoint = make_disjoint_window(window);
     out.push_back({std::move(disjoint.input), std::move(disjoint.predicted)});
   }

@@ -66,12 +66,6 @@ torch::Tensor BlockImpl::forward_incremental(const torch::Tensor& h, variants::K
   return x + mlp(mlp_norm(x));
 }
 
-DecoderCache DecoderCache::select(const torch::Tensor& rows) const {
-  DecoderCache out;
-  for (const auto& layer : layers) out.layers.push_back(layer.select(rows));
-  return out;
-}
-
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx) { return head(hidden(idx)); }
 
 torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx,
@@ -86,6 +80,26 @@ torch::Tensor DecoderLMImpl::forward(const torch::Tensor& idx,
   return head(final_norm(h));
 }
 
+LMShape DecoderLMImpl::shape() const {
+  LMShape s;
+  s.n_layer = model_.n_layer;
+  s.n_head = model_.n_head;
+  s.context_length = model_.context_length;
+  s.vocab_size = model_.vocab_size;
+  return s;
+}
+
+torch::Tensor DecoderLMImpl::embed(const torch::Tensor& idx) { return embedding(idx); }
+
+torch::Tensor DecoderLMImpl::layer(int64_t l, const torch::Tensor& h, torch::Tensor* weights) {
+  return block_list_.at(static_cast<size_t>(l))->forward(h, weights);
+}
+
+std::vector<variants::LearnedStatistic> DecoderLMImpl::learned(int64_t l, const torch::Tensor& h) {
+  Block& b = block_list_.at(static_cast<size_t>(l));
+  return b->attn->core->learned(b->attn_norm(h));
+}
+
 torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cache) {
   if (cache) cache->layers.resize(block_list_.size());
   auto h = embedding(idx);
@@ -93,10 +107,6 @@ torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cach
     h = cache ? block_list_[i]->forward_incremental(h, cache->layers[i]) : block_list_[i]->forward(h);
   }
   return final_norm(h);
-}
-
-torch::Tensor DecoderLMImpl::head(const torch::Tensor& h) {
-  return torch::nn::functional::linear(h, head_weight());
 }
 
 torch::Tensor DecoderLMImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {

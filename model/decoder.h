@@ -12,6 +12,7 @@
 
 #include "core/config/run_config.h"
 #include "model/attention.h"
+#include "model/causal_lm.h"
 #include "model/rms_norm.h"
 #include "model/swiglu.h"
 
@@ -31,15 +32,7 @@ class BlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
-// What incremental decoding keeps of the tokens fed so far: one KVCache per layer.
-struct DecoderCache {
-  std::vector<variants::KVCache> layers;
-  int64_t length() const { return layers.empty() ? 0 : layers.front().length(); }
-  // A cache whose row i is this cache's row rows[i] ([N] int64).
-  DecoderCache select(const torch::Tensor& rows) const;
-};
-
-class DecoderLMImpl : public torch::nn::Module {
+class DecoderLMImpl : public CausalLMImpl {
  public:
   // cfg.model must be resolved (preset applied: n_layer, d_model, n_head, d_ffn all > 0) and
   // cfg.attention.params resolved against the variant's schema.
@@ -53,11 +46,14 @@ class DecoderLMImpl : public torch::nn::Module {
   // The trunk: idx [B, T] -> the final-normed hidden states [B, T, C]. With `cache`, the T tokens
   // follow the cache's P positions (incremental decoding: rows P.. of the trunk over all P + T
   // tokens) and are appended to it.
-  torch::Tensor hidden(const torch::Tensor& idx, DecoderCache* cache = nullptr);
-  // The LM head: hidden states [..., C] -> logits [..., padded_vocab].
-  torch::Tensor head(const torch::Tensor& h);
-  // Its weight [padded_vocab, C] (the embedding matrix when tied): head(h) = h weight^T.
-  const torch::Tensor& head_weight() const;
+  torch::Tensor hidden(const torch::Tensor& idx, DecoderCache* cache = nullptr) override;
+  // The LM head's weight [padded_vocab, C] (the embedding matrix when tied): head(h) = h weight^T.
+  const torch::Tensor& head_weight() const override;
+  LMShape shape() const override;  // vocab_size: model.vocab_size (the real tokens)
+  torch::Tensor embed(const torch::Tensor& idx) override;
+  torch::Tensor layer(int64_t l, const torch::Tensor& h, torch::Tensor* weights) override;
+  // The variant's learned statistics on the attention's own input x = RMSNorm(h) (block order).
+  std::vector<variants::LearnedStatistic> learned(int64_t l, const torch::Tensor& h) override;
   // The training loss: mean next-token cross-entropy of the logits of idx [B, T] against targets
   // [B, T] over the padded vocabulary, the head and the loss computed in chunks of tokens
   // (model/lm_loss.h), never as [B T, padded_vocab] logits.

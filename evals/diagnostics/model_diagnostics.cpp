@@ -11,11 +11,6 @@ namespace {
 
 using Kind = variants::LearnedStatistic::Kind;
 
-// The variant core of layer `l`.
-variants::AttentionVariantImpl& core_of(model::DecoderLMImpl& m, int64_t l) {
-  return *m.blocks->at<model::BlockImpl>(l).attn->core;
-}
-
 std::vector<double> to_vector(const torch::Tensor& t) {
   const torch::Tensor c = t.detach().to(torch::kFloat64).cpu().contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
@@ -73,19 +68,19 @@ std::vector<LearnedValues> collect(const std::vector<LearnedAccumulator>& acc, i
 // Gu et al.'s Sink_k on the text cut again, into windows of opts.sink_k.window tokens (their
 // T = 64, shorter than the main windows), with the same tokens per forward pass as the main
 // measurement.
-SinkK measure_sink_k(model::DecoderLMImpl& model, const std::vector<int64_t>& tokens,
+SinkK measure_sink_k(model::CausalLMImpl& model, const std::vector<int64_t>& tokens,
                      const DiagnosticsOptions& opts, int64_t main_window) {
   DiagnosticsOptions cut = opts;
   cut.window = opts.sink_k.window;
   const torch::Tensor windows = diagnostic_windows(tokens, cut);
   const int64_t T = windows.size(1);
   const int64_t batch = opts.batch_size * std::max<int64_t>(1, main_window / T);
-  SinkKAccumulator acc(model.model_config().n_layer, std::min(opts.sink_k.keys, T), opts.sink_k.epsilon);
-  const torch::Device device = model.embedding->weight.device();
+  SinkKAccumulator acc(model.shape().n_layer, std::min(opts.sink_k.keys, T), opts.sink_k.epsilon);
+  const torch::Device device = model.device();
   for (int64_t start = 0; start < windows.size(0); start += batch) {
     const int64_t b = std::min(batch, windows.size(0) - start);
-    std::vector<torch::Tensor> weights;
-    model.forward(windows.narrow(0, start, b).to(device), &weights);
+    const std::vector<torch::Tensor> weights =
+        model.attention_weights(windows.narrow(0, start, b).to(device));
     for (size_t l = 0; l < weights.size(); ++l) acc.add(static_cast<int64_t>(l), weights[l]);
   }
   return acc.finish();
@@ -108,18 +103,19 @@ torch::Tensor diagnostic_windows(const std::vector<int64_t>& tokens, const Diagn
   return out;
 }
 
-ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>& tokens,
+ModelDiagnostics measure(model::CausalLMImpl& model, const std::vector<int64_t>& tokens,
                          const DiagnosticsOptions& opts_in) {
   torch::NoGradGuard no_grad;
   model.eval();
+  const model::LMShape shape = model.shape();
   DiagnosticsOptions opts = opts_in;
-  if (opts.window <= 0) opts.window = model.model_config().context_length;
+  if (opts.window <= 0) opts.window = shape.context_length;
   if (opts.batch_size <= 0) throw std::invalid_argument("measure: batch_size must be > 0");
   const torch::Tensor windows = diagnostic_windows(tokens, opts);
 
   ModelDiagnostics d;
-  d.n_layer = model.model_config().n_layer;
-  d.n_head = model.model_config().n_head;
+  d.n_layer = shape.n_layer;
+  d.n_head = shape.n_head;
   d.window = windows.size(1);
   d.windows = windows.size(0);
   d.sink_threshold = opts.sink_threshold;
@@ -128,8 +124,7 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
   std::vector<LayerStatsAccumulator> acc;
   for (int64_t l = 0; l < d.n_layer; ++l) acc.emplace_back(d.n_head, d.fixed_position);
 
-  // The variant's learned statistics, measured on the attention's own input x = RMSNorm(h)
-  // (model/decoder.h, block order).
+  // The attention's learned statistics, measured on each layer's input (model/causal_lm.h).
   std::vector<LearnedAccumulator> learned(d.n_layer);
   std::vector<HiddenStateAccumulator> hidden(d.n_layer);
   // Windows no longer than Sink_k's T are already its windows: measured in this pass, not again.
@@ -137,15 +132,14 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
   if (opts.sink_k.window >= d.window)
     sink_k.emplace(d.n_layer, std::min(opts.sink_k.keys, d.window), opts.sink_k.epsilon);
 
-  const torch::Device device = model.embedding->weight.device();
+  const torch::Device device = model.device();
   for (int64_t start = 0; start < d.windows; start += opts.batch_size) {
     const int64_t b = std::min(opts.batch_size, d.windows - start);
-    torch::Tensor h = model.embedding(windows.narrow(0, start, b).to(device));
+    torch::Tensor h = model.embed(windows.narrow(0, start, b).to(device));
     for (int64_t l = 0; l < d.n_layer; ++l) {
-      auto& block = model.blocks->at<model::BlockImpl>(l);
-      learned[l].add(core_of(model, l).learned(block.attn_norm(h)));
+      learned[l].add(model.learned(l, h));
       torch::Tensor w;
-      h = block.forward(h, &w);
+      h = model.layer(l, h, &w);
       if (!w.defined()) throw std::runtime_error("layer " + std::to_string(l) +
                                                  ": the attention variant returned no weights");
       acc[l].add(w);
@@ -163,9 +157,9 @@ ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>
   return d;
 }
 
-torch::Tensor attention_map(model::DecoderLMImpl& model, const torch::Tensor& window, int64_t layer,
+torch::Tensor attention_map(model::CausalLMImpl& model, const torch::Tensor& window, int64_t layer,
                             int64_t head) {
-  const auto& m = model.model_config();
+  const model::LMShape m = model.shape();
   if (layer < 0 || layer >= m.n_layer) {
     throw std::invalid_argument("layer " + std::to_string(layer) + " outside [0, " +
                                 std::to_string(m.n_layer) + ")");
@@ -176,8 +170,8 @@ torch::Tensor attention_map(model::DecoderLMImpl& model, const torch::Tensor& wi
   }
   torch::NoGradGuard no_grad;
   model.eval();
-  std::vector<torch::Tensor> weights;
-  model.forward(window.reshape({1, -1}).to(model.embedding->weight.device()), &weights);
+  const std::vector<torch::Tensor> weights =
+      model.attention_weights(window.reshape({1, -1}).to(model.device()));
   return weights.at(layer)[0][head].to(torch::kFloat32).cpu();
 }
 

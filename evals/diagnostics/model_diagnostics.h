@@ -14,7 +14,7 @@
 #include "evals/diagnostics/attention_stats.h"
 #include "evals/diagnostics/hidden_state_stats.h"
 #include "evals/diagnostics/sink_k.h"
-#include "model/decoder.h"
+#include "model/causal_lm.h"
 #include "results/store.h"
 
 namespace attnbench::evals::diagnostics {
@@ -58,11 +58,11 @@ torch::Tensor diagnostic_windows(const std::vector<int64_t>& tokens, const Diagn
 // Runs `model` (eval mode, eager weights) over the windows and measures everything above; Sink_k
 // on a second cut of the same text into windows of min(sink_k.window, window) tokens, with
 // K = min(sink_k.keys, that window).
-ModelDiagnostics measure(model::DecoderLMImpl& model, const std::vector<int64_t>& tokens,
+ModelDiagnostics measure(model::CausalLMImpl& model, const std::vector<int64_t>& tokens,
                          const DiagnosticsOptions& opts);
 
 // The attention weights [T, T] of one layer and head on one window (heatmaps).
-torch::Tensor attention_map(model::DecoderLMImpl& model, const torch::Tensor& window,
+torch::Tensor attention_map(model::CausalLMImpl& model, const torch::Tensor& window,
                             int64_t layer, int64_t head);
 
 // Store rows: per (layer, head) every HeadStats field plus each learned statistic (a profile as

@@ -1,19 +1,18 @@
-// The held-out tokens the diagnostics read (docs/diagnostics.md): a text file (GPT-2 tokens, one
-// document: end-of-text first, as shards store documents), an llm.c shard, or by default the
-// validation shard(s) named by the run's config (data.val).
+// The held-out tokens the diagnostics read (docs/diagnostics.md): a text file (the model's tokens,
+// one document: the prefix token first, as shards store documents after end-of-text), an llm.c
+// shard (GPT-2 tokens), or by default the validation shard(s) named by the run's config (data.val).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/config/run_config.h"
+#include "evals/scored_model.h"
 
 namespace attnbench::evals::diagnostics {
 
 struct TextSource {
   std::string text_file;  // --text
   std::string shard;      // --data: a shard, folder or glob (data::resolve_shards)
-  std::string data_dir;   // --data-dir: where gpt2_tokenizer/ lives (for --text)
 };
 
 struct HeldOutTokens {
@@ -21,9 +20,10 @@ struct HeldOutTokens {
   std::string description;  // "val.bin (first 8192 of 120000 tokens)"
 };
 
-// At most `max_tokens` tokens from the source (`cfg.data.val` when neither file is given). Throws
-// UsageError when both or neither (and the config has no validation data) are given, or a file is
-// missing.
-HeldOutTokens read_held_out(const TextSource& source, const config::RunConfig& cfg, int64_t max_tokens);
+// At most `max_tokens` tokens from the source (the trained model's data.val when neither file is
+// given), a text file tokenized by the model's tokenizer. Throws UsageError when both or neither
+// (and the model has no validation data) are given, a file is missing, or a shard of GPT-2 tokens
+// is given for an imported model.
+HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, int64_t max_tokens);
 
 }  // namespace attnbench::evals::diagnostics

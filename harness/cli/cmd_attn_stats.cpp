@@ -16,6 +16,7 @@
 
 #include "core/common/error.h"
 #include "core/config/run_config.h"
+#include "evals/scored_model.h"
 #include "evals/diagnostics/heatmap_png.h"
 #include "evals/diagnostics/learned_plots.h"
 #include "evals/diagnostics/model_diagnostics.h"
@@ -23,8 +24,6 @@
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
-#include "model/checkpoint_model.h"
-#include "model/device.h"
 #include "results/store.h"
 
 namespace attnbench::cli::cmd_attn_stats {
@@ -46,6 +45,7 @@ struct Options {
   std::string plots;
   int threads = 0;
   std::string device;  // "" = the checkpoint config's train.device
+  std::string data_dir;
 };
 
 nlohmann::json stats_json(const dx::HeadStats& s, bool fixed) {
@@ -216,60 +216,59 @@ int run(const Options& o) {
                      did_you_mean(o.format, {"table", "json"}));
   }
   const int threads = init_threads(o.threads);
-  model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
-  const config::RunConfig& cfg = loaded.cfg;
-  const auto& m = cfg.model;
+  const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
+  const model::LMShape m = scored.model->shape();
   if (!o.heatmap_out.empty() &&
       (o.heatmap_layer < 0 || o.heatmap_layer >= m.n_layer || o.heatmap_head < 0 || o.heatmap_head >= m.n_head)) {
     throw UsageError(fmt::format("--heatmap-layer {} --heatmap-head {}: the model has layers 0..{} and "
                                  "heads 0..{}", o.heatmap_layer, o.heatmap_head, m.n_layer - 1, m.n_head - 1));
   }
-  if (!o.source.text_file.empty()) require_gpt2_vocabulary(m, "attn-stats --text");
+  if (!o.source.text_file.empty()) evals::require_text(scored, "attn-stats --text");
   if (o.window > m.context_length) {
     throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
                                  m.context_length));
   }
-  const std::string run_id = config::config_hash(cfg);
   std::unique_ptr<results::Store> store;
   if (!o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr) {
     store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
   }
 
-  const dx::HeldOutTokens text = dx::read_held_out(o.source, cfg, o.tokens);
+  const dx::HeldOutTokens text = dx::read_held_out(o.source, scored, o.tokens);
   dx::DiagnosticsOptions opts;
   opts.window = o.window > 0 ? o.window : m.context_length;
   opts.max_tokens = o.tokens;
   opts.batch_size = o.batch_size;
   opts.sink_threshold = o.sink_threshold;
   // Mask@k runs are measured as they were trained: the fixed token sits at position k of every window.
-  opts.fixed_position = cfg.data.fixed_token_position;
-  opts.fixed_token_id = cfg.data.fixed_token_id;
-  const dx::ModelDiagnostics d = dx::measure(*loaded.model, text.tokens, opts);
+  opts.fixed_position = scored.cfg ? scored.cfg->data.fixed_token_position : -1;
+  opts.fixed_token_id = scored.cfg ? scored.cfg->data.fixed_token_id : -1;
+  const dx::ModelDiagnostics d = dx::measure(*scored.model, text.tokens, opts);
 
   if (o.format == "json") {
-    std::cout << to_json(d, run_id, loaded.step, text.description).dump(2) << "\n";
+    std::cout << to_json(d, scored.run_id, scored.step, text.description).dump(2) << "\n";
   } else {
-    print_table(d, run_id, loaded.step, text.description);
+    print_table(d, scored.run_id, scored.step, text.description);
   }
   if (!o.heatmap_out.empty()) {
     dx::DiagnosticsOptions hm = opts;
     hm.window = std::min(o.heatmap_tokens, m.context_length);
     hm.max_tokens = hm.window;
     const torch::Tensor window = dx::diagnostic_windows(text.tokens, hm)[0];
-    const torch::Tensor a = dx::attention_map(*loaded.model, window, o.heatmap_layer, o.heatmap_head).contiguous();
+    const torch::Tensor a = dx::attention_map(*scored.model, window, o.heatmap_layer, o.heatmap_head).contiguous();
     dx::write_heatmap_png(o.heatmap_out, std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()),
                           a.size(0));
     std::cerr << "heatmap: " << o.heatmap_out << "\n";
   }
   if (!o.plots.empty()) {
-    for (const auto& f : dx::write_learned_plots(d, o.plots, cfg.attention.variant + " " + run_id)) {
+    const std::string what = scored.cfg ? scored.cfg->attention.variant : scored.pretrained->name;
+    for (const auto& f : dx::write_learned_plots(d, o.plots, what + " " + scored.run_id)) {
       std::cerr << "plot: " << f.string() << "\n";
     }
   }
   if (store) {
-    ensure_standalone_run(*store, cfg, run_id, threads, model::device_description(loaded.device));
-    store->record_attn_stats(run_id, dx::to_attn_stats(d));
-    std::cerr << "attn_stats of run " << run_id << " stored in " << store->path().string() << "\n";
+    ensure_standalone_run(*store, scored, threads);
+    store->record_attn_stats(scored.run_id, dx::to_attn_stats(d));
+    std::cerr << "attn_stats of run " << scored.run_id << " stored in " << store->path().string() << "\n";
   }
   return 0;
 }
@@ -277,8 +276,11 @@ int run(const Options& o) {
 RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, sparsity, learned parameters, heatmaps)",
                     [](CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("--checkpoint", o->checkpoint, "Run folder or checkpoint folder")->required();
-  auto* text = app.add_option("--text", o->source.text_file, "Held-out text file (GPT-2 tokens)");
+  app.add_option("--checkpoint", o->checkpoint,
+                 "Run folder, checkpoint folder or Hugging Face model folder")
+      ->required();
+  auto* text = app.add_option("--text", o->source.text_file,
+                              "Held-out text file, read with the model's tokenizer");
   auto* data = app.add_option("--data", o->source.shard,
                               "Held-out llm.c shard(s): file, folder or glob (default: the run's data.val)");
   text->excludes(data);
@@ -307,10 +309,13 @@ RegisterCommand reg("attn-stats", "Attention diagnostics of a checkpoint (sink, 
       ->capture_default_str();
   app.add_option("--heatmap-out", o->heatmap_out, "Write the heatmap PNG here");
   app.add_option("--plots", o->plots, "Write SVG plots of the learned attention parameters into this folder");
-  app.add_option("--data-dir", o->source.data_dir, "Data root with gpt2_tokenizer/ (for --text)");
+  app.add_option("--data-dir", o->data_dir,
+                 "Data root with gpt2_tokenizer/ (--text on attnbench's checkpoints)");
   app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)")
       ->check(int_in(0, std::numeric_limits<int>::max()));
-  app.add_option("--device", o->device, "auto | cpu | cuda (default: the checkpoint config's train.device)");
+  app.add_option("--device", o->device,
+                 "auto | cpu | cuda (default: the checkpoint config's train.device; cpu for a "
+                 "Hugging Face folder)");
   refuse_empty_values(app);
   return [o] { return run(*o); };
 });

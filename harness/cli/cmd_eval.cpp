@@ -14,14 +14,12 @@
 #include "core/common/error.h"
 #include "core/common/paths.h"
 #include "core/config/run_config.h"
-#include "core/data/tokenizer.h"
 #include "evals/decoder_lm_adapter.h"
 #include "evals/evaluator.h"
+#include "evals/scored_model.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "harness/cli/standalone_run.h"
-#include "model/checkpoint_model.h"
-#include "model/device.h"
 #include "results/store.h"
 
 namespace attnbench::cli::cmd_eval {
@@ -73,6 +71,23 @@ nlohmann::json report_json(const evals::EvalReport& report, const std::string& r
           {"results", results}, {"tasks", tasks}};
 }
 
+// --dump-requests: every request as lm-eval's Instance.arguments, one JSON object a line.
+void write_requests(const std::string& path, const std::vector<evals::LoadedTask>& tasks) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("--dump-requests " + path + ": cannot write");
+  for (const evals::LoadedTask& t : tasks) {
+    for (const auto& r : evals::request_records(t.spec->name, t.spec->type, t.docs)) {
+      out << nlohmann::json{{"task", r.task},
+                            {"doc_id", r.doc},
+                            {"request", r.request},
+                            {"context", r.context},
+                            {"continuation", r.continuation}}
+                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+          << "\n";
+    }
+  }
+}
+
 void print_table(const evals::EvalReport& report) {
   fmt::print("{:<16} {:<16} {:>10} {:>10} {:>7}\n", "task", "metric", "value", "stderr", "n");
   for (const auto& t : report.tasks) {
@@ -92,15 +107,16 @@ int run(Options o) {
                      did_you_mean(o.format, {"table", "json"}));
   }
   const int threads = init_threads(o.threads);
-  model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
-  require_gpt2_vocabulary(loaded.cfg.model, "eval");
-  const config::EvalConfig& ec = loaded.cfg.eval;
+  const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
+  evals::require_text(scored, "eval");
+  // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
+  const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
 
   std::string task_spec = o.tasks;
   if (task_spec.empty()) task_spec = ec.tasks.empty() ? "paper" : join(ec.tasks, ",");
   const std::vector<std::string> tasks = evals::expand_task_list(task_spec);
 
-  evals::EvalOptions opt = evals::eval_options(ec);
+  evals::EvalOptions opt = scored.options;
   const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
   if (o.batch_size > 0) opt.batch_size = o.batch_size;
   if (!o.bos.empty()) opt.bos = evals::parse_bos_policy(o.bos);
@@ -110,51 +126,34 @@ int run(Options o) {
   opt.progress = stderr;
 
   // Everything the run needs is checked before the first forward pass.
-  data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir(o.data_dir));
+  const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
   const std::vector<evals::LoadedTask> loaded_tasks =
       evals::load_tasks(tasks, data_root(o.data_dir), limit);
   std::unique_ptr<results::Store> store;
   const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
 
-  if (!o.dump_requests.empty()) {
-    std::ofstream out(o.dump_requests);
-    if (!out) throw UsageError("--dump-requests " + o.dump_requests + ": cannot write");
-    for (const evals::LoadedTask& t : loaded_tasks) {
-      for (const auto& r : evals::request_records(t.spec->name, t.spec->type, t.docs)) {
-        out << nlohmann::json{{"task", r.task},
-                              {"doc_id", r.doc},
-                              {"request", r.request},
-                              {"context", r.context},
-                              {"continuation", r.continuation}}
-                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-            << "\n";
-      }
-    }
-  }
+  if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
 
-  evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
+  evals::DecoderLMAdapter lm(scored.model);
   evals::EvalReport report;
   report.bos = opt.bos;
   report.limit = limit;
-  const std::string run_id = config::config_hash(loaded.cfg);
-  if (store) {
-    ensure_standalone_run(*store, loaded.cfg, run_id, threads,
-                          model::device_description(loaded.device));
-  }
-  evals::evaluate_tasks(lm, evals::text_encoder(tokenizer), loaded_tasks, opt,
+  if (store) ensure_standalone_run(*store, scored, threads);
+  evals::evaluate_tasks(lm, encode, loaded_tasks, opt,
                         [&](const evals::LoadedTask& task, evals::TaskReport t) {
                           if (store) {  // each task is one transaction, written as soon as it is done
-                            store->record_task(run_id, evals::eval_rows(t, task.limit, opt.bos),
+                            store->record_task(scored.run_id,
+                                               evals::eval_rows(t, task.limit, opt.bos),
                                                evals::sample_rows(t));
                           }
                           report.tasks.push_back(std::move(t));
                         });
 
   if (o.format == "json") {
-    std::cout << report_json(report, run_id, loaded.step).dump(2) << "\n";
+    std::cout << report_json(report, scored.run_id, scored.step).dump(2) << "\n";
   } else {
-    fmt::print("run {} step {} ({})\n", run_id, loaded.step, loaded.checkpoint.string());
+    fmt::print("run {} step {} ({})\n", scored.run_id, scored.step, scored.source.string());
     print_table(report);
   }
   return 0;
@@ -164,7 +163,9 @@ RegisterCommand reg(
     "eval", "Zero-shot evaluation of a checkpoint with lm-evaluation-harness's protocol",
     [](CLI::App& app) {
       auto o = std::make_shared<Options>();
-      app.add_option("--checkpoint", o->checkpoint, "run folder or checkpoint folder")->required();
+      app.add_option("--checkpoint", o->checkpoint,
+                     "run folder, checkpoint folder or Hugging Face model folder")
+          ->required();
       app.add_option("--tasks", o->tasks,
                      "comma-separated task names, 'paper' (the nine of the paper's tables) or "
                      "'all' (default: the config's eval.tasks, else paper)");
@@ -190,7 +191,8 @@ RegisterCommand reg(
       app.add_option("--threads", o->threads, "intra-op threads (default: $OMP_NUM_THREADS, else all)")
           ->check(int_in(0, std::numeric_limits<int>::max()));
       app.add_option("--device", o->device,
-                     "auto | cpu | cuda (default: the checkpoint config's train.device)");
+                     "auto | cpu | cuda (default: the checkpoint config's train.device; cpu for a "
+                     "Hugging Face folder)");
       refuse_empty_values(app);
       return [o] { return run(*o); };
     });

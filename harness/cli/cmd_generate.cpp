@@ -12,13 +12,11 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
-#include "core/data/tokenizer.h"
 #include "evals/decoder_lm_adapter.h"
 #include "evals/generate.h"
+#include "evals/scored_model.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
-#include "harness/cli/standalone_run.h"
-#include "model/checkpoint_model.h"
 
 namespace attnbench::cli::cmd_generate {
 namespace {
@@ -43,26 +41,29 @@ void print_counts(size_t prompt, int64_t kept, size_t generated) {
 
 int run(const Options& o) {
   init_threads(o.threads);
-  model::LoadedModel loaded = model::load_model(o.checkpoint, o.device, "--device");
-  require_gpt2_vocabulary(loaded.cfg.model, "generate");
+  const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
+  evals::require_text(scored, "generate");
+  const int64_t context_length = scored.model->shape().context_length;
   // lm-eval's max_ctx_len = max_length - max_gen_toks > 0 (generate_until checks it too), named
   // here by the option that sets it, before the tokenizer is read.
-  if (o.max_gen_toks >= loaded.cfg.model.context_length) {
+  if (o.max_gen_toks >= context_length) {
     throw UsageError(fmt::format(
         "--max-gen-toks {}: must be less than the checkpoint's context_length {}, which holds the "
         "context and the generated tokens together",
-        o.max_gen_toks, loaded.cfg.model.context_length));
+        o.max_gen_toks, context_length));
   }
-  const data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir(o.data_dir));
+  const data::TextTokenizer& tokenizer = scored.tokenizer();
 
-  evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
-  // The prompt is encoded as lm-eval's Hugging Face tokenizer encodes a context.
-  const evals::GenerationRequest request{evals::encode_with_special(tokenizer, o.prompt), o.until,
-                                         o.max_gen_toks};
+  evals::DecoderLMAdapter lm(scored.model);
+  // The prompt is encoded as lm-eval's Hugging Face tokenizer encodes a context: BOS first when
+  // the tokenizer adds one (tok_batch_encode with the tokenizer's default).
+  std::vector<int64_t> context;
+  if (scored.options.bos == evals::BosPolicy::Prepend) context.push_back(scored.options.prefix_token);
+  for (uint32_t id : tokenizer.encode(o.prompt)) context.push_back(id);
+  const evals::GenerationRequest request{context, o.until, o.max_gen_toks};
   const evals::Generation g = evals::generate_until(lm, tokenizer, request);
   std::cout << g.text << "\n" << std::flush;
-  print_counts(request.context.size(), loaded.cfg.model.context_length - o.max_gen_toks,
-               g.tokens.size());
+  print_counts(request.context.size(), context_length - o.max_gen_toks, g.tokens.size());
   return 0;
 }
 
@@ -70,14 +71,16 @@ RegisterCommand reg(
     "generate", "Greedy text generation from a checkpoint (lm-evaluation-harness's generate_until)",
     [](CLI::App& app) {
       auto o = std::make_shared<Options>();
-      app.add_option("--checkpoint", o->checkpoint, "run folder or checkpoint folder")->required();
+      app.add_option("--checkpoint", o->checkpoint,
+                     "run folder, checkpoint folder or Hugging Face model folder")
+          ->required();
       app.add_option("--prompt", o->prompt, "the text to continue")->required();
       app.add_option("--max-gen-toks", o->max_gen_toks,
                      "tokens to generate at most (lm-eval's default 256); must be less than the "
                      "model's context length")
           ->check(int_in(1));
       app.add_option("--until", o->until,
-                     "stop string (repeatable); generation also stops at end-of-text")
+                     "stop string (repeatable); generation also stops at the tokenizer's EOS")
           ->expected(1)
           ->allow_extra_args(false)  // one string per --until: "--until a b" leaves b unexpected
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -85,9 +88,11 @@ RegisterCommand reg(
                      "intra-op threads (default: $OMP_NUM_THREADS, else all)")
           ->check(int_in(0, std::numeric_limits<int>::max()));
       app.add_option("--device", o->device,
-                     "auto | cpu | cuda (default: the checkpoint config's train.device)");
+                     "auto | cpu | cuda (default: the checkpoint config's train.device; cpu for a "
+                     "Hugging Face folder)");
       app.add_option("--data-dir", o->data_dir,
-                     "data root holding gpt2_tokenizer/ (default: $ATTNBENCH_DATA)");
+                     "data root holding gpt2_tokenizer/, for attnbench's checkpoints (default: "
+                     "$ATTNBENCH_DATA)");
       refuse_empty_values(app);
       return [o] { return run(*o); };
     });

@@ -17,7 +17,7 @@
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "model/checkpoint_dir.h"
-#include "model/checkpoint_model.h"
+#include "evals/scored_model.h"
 #include "results/report.h"
 #include "results/store.h"
 
@@ -50,8 +50,8 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
     return f;
   }
   try {
-    model::LoadedModel loaded = model::load_model(run_dir);
-    const auto& mc = loaded.cfg.model;
+    const evals::ScoredModel loaded = evals::load_scored_model(run_dir, "cpu", "--runs-dir", "");
+    const model::LMShape mc = loaded.model->shape();
     f.layer = o.heatmap_layer < 0 ? mc.n_layer - 1 : o.heatmap_layer;
     f.head = o.heatmap_head;
     if (f.layer >= mc.n_layer || f.head >= mc.n_head) {
@@ -59,12 +59,12 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
       return f;
     }
     const int64_t n = std::min(o.heatmap_tokens, mc.context_length);
-    const dx::HeldOutTokens text = dx::read_held_out({}, loaded.cfg, n);
+    const dx::HeldOutTokens text = dx::read_held_out({}, loaded, n);
     dx::DiagnosticsOptions opts;
     opts.window = n;
     opts.max_tokens = n;
-    opts.fixed_position = loaded.cfg.data.fixed_token_position;
-    opts.fixed_token_id = loaded.cfg.data.fixed_token_id;
+    opts.fixed_position = loaded.cfg->data.fixed_token_position;
+    opts.fixed_token_id = loaded.cfg->data.fixed_token_id;
     const torch::Tensor window = dx::diagnostic_windows(text.tokens, opts)[0];
     const torch::Tensor a = dx::attention_map(*loaded.model, window, f.layer, f.head).contiguous();
     f.file = "heatmap_" + m.id + ".png";

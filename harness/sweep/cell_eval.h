@@ -10,24 +10,25 @@
 
 #include "core/config/run_config.h"
 #include "evals/evaluator.h"
-#include "model/checkpoint_model.h"
+#include "evals/scored_model.h"
 
 namespace attnbench::sweep {
 
 struct CellEvalOptions {
-  std::filesystem::path data_root;  // <root>/<task>/ and <root>/gpt2_tokenizer/
+  std::filesystem::path data_root;  // <root>/<task>/ (the tokenizer: the ScoredModel's)
   bool quiet = false;               // no progress bar
 };
 
 // Receives each scored task (its per-request samples included) as soon as it is done.
 using RecordTask = std::function<void(const evals::LoadedTask& task, const evals::TaskReport& report)>;
 
-// Scores `tasks` on `loaded` (its weights as they are, on their device) with the options of the
-// sweep's [eval] section `eval` (limits per task, batch size, BOS policy), one task at a time,
+// Scores `tasks` on `scored` (its weights as they are, on their device, with its tokenizer) with
+// the options of the sweep's [eval] section `eval` (limits per task, batch size, BOS policy), one
+// task at a time,
 // handing each to `record` (the caller stores it as one transaction, so a kill loses at most the
 // task in progress). Every task's data and the tokenizer are read before the first forward pass.
 // `stop` is polled between tasks; returns false when it stopped early.
-bool evaluate_checkpoint(const model::LoadedModel& loaded, const config::EvalConfig& eval,
+bool evaluate_checkpoint(const evals::ScoredModel& scored, const config::EvalConfig& eval,
                          const std::vector<std::string>& tasks, const CellEvalOptions& options,
                          const RecordTask& record, const std::function<bool()>& stop);
 

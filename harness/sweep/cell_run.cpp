@@ -72,7 +72,7 @@ void say(const Cell& cell, const std::string& what) {
 }
 
 // Scores the tasks the store lacks; false when Ctrl-C stopped it between tasks.
-bool evaluate_missing(const Cell& cell, results::Store& store, const model::LoadedModel& loaded,
+bool evaluate_missing(const Cell& cell, results::Store& store, const evals::ScoredModel& scored,
                       const std::vector<std::string>& tasks, const CellRunOptions& o) {
   if (tasks.empty()) return true;
   say(cell, "evaluating " + join(tasks));
@@ -81,7 +81,7 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const model::Load
   eo.quiet = o.quiet;
   const evals::BosPolicy bos = evals::parse_bos_policy(cell.config.eval.bos);
   return evaluate_checkpoint(
-      loaded, cell.config.eval, tasks, eo,
+      scored, cell.config.eval, tasks, eo,
       [&](const evals::LoadedTask& task, const evals::TaskReport& report) {
         store.record_task(cell.id, evals::eval_rows(report, task.limit, bos),
                           evals::sample_rows(report));
@@ -92,16 +92,22 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const model::Load
 // Sink mass and sparsity (docs/diagnostics.md, "What is measured") of the trained model on its
 // validation text, for the sweep table's diagnostics columns; stored with the run's other results,
 // as upserts.
-void measure_attention(const Cell& cell, results::Store& store, model::LoadedModel& loaded) {
+void measure_attention(const Cell& cell, results::Store& store, const evals::ScoredModel& scored) {
   namespace dx = evals::diagnostics;
-  if (loaded.cfg.data.val.empty()) return;  // no held-out text to measure on
+  const config::RunConfig& cfg = *scored.cfg;
+  if (cfg.data.val.empty()) return;  // no held-out text to measure on
   dx::DiagnosticsOptions opts;
-  opts.window = loaded.cfg.model.context_length;
+  opts.window = cfg.model.context_length;
   opts.max_tokens = 8192;
-  opts.fixed_position = loaded.cfg.data.fixed_token_position;  // Mask@k runs, measured as trained
-  opts.fixed_token_id = loaded.cfg.data.fixed_token_id;
-  dx::HeldOutTokens text = dx::read_held_out(dx::TextSource{}, loaded.cfg, opts.max_tokens);
-  store.record_attn_stats(cell.id, dx::to_attn_stats(dx::measure(*loaded.model, text.tokens, opts)));
+  opts.fixed_position = cfg.data.fixed_token_position;  // Mask@k runs, measured as trained
+  opts.fixed_token_id = cfg.data.fixed_token_id;
+  dx::HeldOutTokens text = dx::read_held_out(dx::TextSource{}, scored, opts.max_tokens);
+  store.record_attn_stats(cell.id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
+}
+
+// The cell's trained model, on its train.device, with the tokenizer from the data root.
+evals::ScoredModel load_cell_model(const std::filesystem::path& run_dir, const CellRunOptions& o) {
+  return evals::load_scored_model(run_dir, "", "train.device", o.data_root.string());
 }
 
 }  // namespace
@@ -169,7 +175,7 @@ CellOutcome unclaimed(const Cell& cell, const results::ClaimResult& claim, resul
       {
         const std::vector<std::string> tasks = missing_tasks(cell, store);
         if (tasks.empty()) return CellOutcome::Skipped;
-        return evaluate_missing(cell, store, model::load_model(run_dir, ""), tasks, o)
+        return evaluate_missing(cell, store, load_cell_model(run_dir, o), tasks, o)
                    ? CellOutcome::Evaluated
                    : CellOutcome::Interrupted;
       }
@@ -231,13 +237,13 @@ CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Stor
     return CellOutcome::Diverged;
   }
   // Loaded once, on the cell's train.device, for evaluation and attention statistics.
-  model::LoadedModel loaded = model::load_model(run_dir, "");
-  if (!evaluate_missing(cell, store, loaded, missing_tasks(cell, store), o)) {
+  const evals::ScoredModel scored = load_cell_model(run_dir, o);
+  if (!evaluate_missing(cell, store, scored, missing_tasks(cell, store), o)) {
     store.set_status(cell.id, RunStatus::Interrupted);
     say(cell, "interrupted during evaluation; scored tasks are kept");
     return CellOutcome::Interrupted;
   }
-  measure_attention(cell, store, loaded);
+  measure_attention(cell, store, scored);
   record_peak_memory(cell, store, r.step, o);
   store.set_status(cell.id, RunStatus::Finished);
   say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));

@@ -49,7 +49,7 @@ CATCH_TEST_CASE("per-item log-likelihoods do not depend on the batch size (1, 7,
     CATCH_SECTION(variant) {
       torch::manual_seed(0);
       config::RunConfig cfg = tiny_config(variant);
-      DecoderLMAdapter model(model::DecoderLM(cfg), cfg.model);
+      DecoderLMAdapter model(model::DecoderLM(cfg).ptr());
       auto requests = random_requests(60, cfg.model.vocab_size);
       auto ref = compute_loglikelihoods(model, requests, 1);
       for (int64_t bs : {7, 32}) {
@@ -77,11 +77,15 @@ CATCH_TEST_CASE("the adapter's logits_at equals the model's full forward at thos
   for (const std::string variant : {"softmax", "lazy"}) {
     config::RunConfig cfg = tiny_config(variant);
     model::DecoderLM m(cfg);
-    DecoderLMAdapter lm(m, cfg.model);
+    DecoderLMAdapter lm(m.ptr());
     torch::Tensor tokens = torch::randint(0, 50257, {3, 17}, torch::kInt64);
     torch::Tensor positions = torch::tensor({0, 16, 1, 0, 2, 9, 2, 10}, torch::kInt64).view({4, 2});
     torch::Tensor full = lm.logits(tokens);
     CATCH_REQUIRE(full.sizes() == torch::IntArrayRef({3, 17, cfg.model.padded_vocab()}));
+    {
+      torch::NoGradGuard no_grad;
+      CATCH_CHECK(torch::equal(full, m->forward(tokens)));
+    }
     torch::Tensor at = lm.logits_at(tokens, positions);
     torch::Tensor expected = torch::stack({full[0][16], full[1][0], full[2][9], full[2][10]});
     CATCH_CHECK((at - expected).abs().max().item<double>() < 1e-5);

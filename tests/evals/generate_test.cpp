@@ -14,6 +14,7 @@
 
 #include "core/common/error.h"
 #include "core/config/run_config.h"
+#include "core/data/tokenizer.h"
 #include "evals/decoder_lm_adapter.h"
 #include "evals/decoding.h"
 #include "evals/generate.h"
@@ -89,23 +90,41 @@ const StopCriterion never = [](const std::vector<int64_t>&) { return false; };
 
 // The GPT-2 tokenizer from $ATTNBENCH_DATA (loaded once), or nullopt with a visible warning when
 // it is unset; a missing file throws UsageError, which fails the test.
-const data::Tokenizer* tokenizer_or_skip() {
+const data::TextTokenizer* tokenizer_or_skip() {
   const char* env = std::getenv("ATTNBENCH_DATA");
   if (!env || !*env) {
     CATCH_WARN("ATTNBENCH_DATA is unset: skipping the checks that need the GPT-2 tokenizer");
     return nullptr;
   }
-  static const data::Tokenizer tokenizer = data::Tokenizer::load(data::gpt2_tokenizer_dir());
-  return &tokenizer;
+  static const auto tokenizer = data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir());
+  return tokenizer.get();
 }
 
-std::vector<int64_t> ids(const data::Tokenizer& tok, const std::string& text) {
+// GPT-2's prefix and EOS token (end-of-text for both).
+const GenerationTokens kGpt2Tokens{kEot, kEot};
+
+// A tokenizer whose only token that matters is its EOS, "</s>" (id 2): for the stop strings.
+class EosOnly : public data::TextTokenizer {
+ public:
+  std::vector<uint32_t> encode(std::string_view) const override { return {}; }
+  std::string decode(const std::vector<uint32_t>& ids) const override {
+    return ids == std::vector<uint32_t>{2} ? "</s>" : "?";
+  }
+  size_t vocab_size() const override { return 3; }
+  bool is_special(uint32_t id) const override { return id == 2; }
+  std::optional<uint32_t> bos_id() const override { return std::nullopt; }
+  std::optional<uint32_t> eos_id() const override { return 2; }
+  bool adds_bos() const override { return false; }
+  bool decodes_every_id() const override { return true; }
+};
+
+std::vector<int64_t> ids(const data::TextTokenizer& tok, const std::string& text) {
   const std::vector<uint32_t> e = tok.encode(text);
   return {e.begin(), e.end()};
 }
 
 // One token per character of `chars` (ASCII letters and digits are single byte tokens).
-std::vector<int64_t> char_tokens(const data::Tokenizer& tok, const std::string& chars) {
+std::vector<int64_t> char_tokens(const data::TextTokenizer& tok, const std::string& chars) {
   std::vector<int64_t> out;
   for (char c : chars) out.push_back(ids(tok, std::string(1, c)).at(0));
   return out;
@@ -127,7 +146,7 @@ CATCH_TEST_CASE("greedy generation on the model's cache equals recomputing every
     CATCH_SECTION(variant + " " + backend) {
       torch::manual_seed(7);
       config::RunConfig cfg = tiny_config(variant, backend);
-      DecoderLMAdapter lm(model::DecoderLM(cfg), cfg.model);
+      DecoderLMAdapter lm(model::DecoderLM(cfg).ptr());
       const torch::Tensor prompt = torch::randint(0, kGpt2Vocab, {11}, torch::kInt64);
       const std::vector<int64_t> context(prompt.data_ptr<int64_t>(),
                                          prompt.data_ptr<int64_t>() + 11);
@@ -136,8 +155,8 @@ CATCH_TEST_CASE("greedy generation on the model's cache equals recomputing every
       CATCH_REQUIRE(own != nullptr);  // the adapter has a cache: this compares two paths
       Recorded cached(std::move(own));
       Recorded recomputed(std::make_unique<RecomputeDecoding>(lm));
-      const auto a = greedy_tokens(lm, cached, context, 20, never);
-      const auto b = greedy_tokens(lm, recomputed, context, 20, never);
+      const auto a = greedy_tokens(lm, cached, context, kGpt2Tokens, 20, never);
+      const auto b = greedy_tokens(lm, recomputed, context, kGpt2Tokens, 20, never);
       CATCH_CHECK(a == b);
       CATCH_CHECK(a.size() == 20);
       // The context is fed once, then one token per step (the last token is not fed).
@@ -151,7 +170,7 @@ CATCH_TEST_CASE("greedy generation on the model's cache equals recomputing every
       CATCH_INFO("largest logit difference " << worst);
       CATCH_CHECK(worst <= 1e-4);
 
-      if (const data::Tokenizer* tok = tokenizer_or_skip()) {
+      if (const data::TextTokenizer* tok = tokenizer_or_skip()) {
         GenerationRequest request{context, {"\n\n"}, 20};
         Generation g_cached = generate_until(lm, *tok, request);
         RecomputeDecoding recompute(lm);
@@ -169,7 +188,7 @@ CATCH_TEST_CASE("max_gen_toks must leave room for the context") {
   for (int64_t bad : {int64_t{16}, int64_t{17}, int64_t{0}, int64_t{-1}}) {
     CATCH_INFO("max_gen_toks " << bad);
     try {
-      greedy_tokens(stub, state, {1, 2, 3}, bad, never);
+      greedy_tokens(stub, state, {1, 2, 3}, kGpt2Tokens, bad, never);
       CATCH_FAIL("accepted");
     } catch (const UsageError& e) {
       CATCH_CHECK_THAT(e.what(), Catch::Contains("max_gen_toks = " + std::to_string(bad)) &&
@@ -185,28 +204,29 @@ CATCH_TEST_CASE("greedy_tokens left-truncates the context; ties go to the first 
   for (int64_t i = 0; i < 20; ++i) context.push_back(100 + i);
   ScriptStub stub(16, 12, {-1});  // every token ties: the first (id 0) wins, padding never
   Recorded state(std::make_unique<RecomputeDecoding>(stub));
-  const auto got = greedy_tokens(stub, state, context, 4, never);
+  const auto got = greedy_tokens(stub, state, context, kGpt2Tokens, 4, never);
   CATCH_CHECK(got == std::vector<int64_t>{0, 0, 0, 0});
   CATCH_REQUIRE(!stub.rows.empty());
   CATCH_CHECK(stub.rows.front() == std::vector<int64_t>(context.end() - 12, context.end()));
   CATCH_CHECK(stub.rows.back().size() == 15);  // 12 + 3 fed: within max_length
   CATCH_CHECK(state.fed == std::vector<int64_t>{12, 1, 1, 1});
   // A state that has been fed is refused: generation starts fresh.
-  CATCH_CHECK_THROWS_AS(greedy_tokens(stub, state, context, 4, never), std::invalid_argument);
+  CATCH_CHECK_THROWS_AS(greedy_tokens(stub, state, context, kGpt2Tokens, 4, never), std::invalid_argument);
 }
 
 CATCH_TEST_CASE("an empty context starts from the prefix token, end-of-text") {
   ScriptStub stub(16, 1, {5});
   RecomputeDecoding state(stub);
-  CATCH_CHECK(greedy_tokens(stub, state, {}, 2, never) == std::vector<int64_t>{5, 5});
+  CATCH_CHECK(greedy_tokens(stub, state, {}, kGpt2Tokens, 2, never) == std::vector<int64_t>{5, 5});
   CATCH_CHECK(stub.rows.front() == std::vector<int64_t>{kEot});
 }
 
-CATCH_TEST_CASE("stop sequences: end-of-text appended once, the cut in lm-eval's order") {
+CATCH_TEST_CASE("stop sequences: the decoded EOS appended once, the cut in lm-eval's order") {
   using V = std::vector<std::string>;
-  CATCH_CHECK(stop_sequences({}) == V{"<|endoftext|>"});
-  CATCH_CHECK(stop_sequences({"\n", "Q:"}) == V{"\n", "Q:", "<|endoftext|>"});
-  CATCH_CHECK(stop_sequences({"<|endoftext|>", "\n"}) == V{"<|endoftext|>", "\n"});
+  const EosOnly tok;
+  CATCH_CHECK(stop_sequences({}, tok) == V{"</s>"});
+  CATCH_CHECK(stop_sequences({"\n", "Q:"}, tok) == V{"\n", "Q:", "</s>"});
+  CATCH_CHECK(stop_sequences({"</s>", "\n"}, tok) == V{"</s>", "\n"});
   CATCH_CHECK(cut_at_stop_sequences("one\ntwo Q: x", {"Q:", "\n"}) == "one");
   CATCH_CHECK(cut_at_stop_sequences("abc", {"", "z"}) == "abc");  // "" is ignored
   // Each term cuts what the previous left: "bc" no longer occurs once "c" has cut "xabc" to "xab".
@@ -215,7 +235,7 @@ CATCH_TEST_CASE("stop sequences: end-of-text appended once, the cut in lm-eval's
 }
 
 CATCH_TEST_CASE("generate_until: max_gen_toks, end-of-text and stop strings") {
-  const data::Tokenizer* tok = tokenizer_or_skip();
+  const data::TextTokenizer* tok = tokenizer_or_skip();
   if (!tok) return;
   const std::vector<int64_t> prompt = ids(*tok, "Q: say something\nA:");
   const auto P = static_cast<int64_t>(prompt.size());
@@ -271,16 +291,18 @@ CATCH_TEST_CASE("generate_until: max_gen_toks, end-of-text and stop strings") {
   }
 }
 
-CATCH_TEST_CASE("encode_with_special encodes \"<|endoftext|>\" as the end-of-text token") {
-  const data::Tokenizer* tok = tokenizer_or_skip();
+CATCH_TEST_CASE("GPT-2's TextTokenizer encodes \"<|endoftext|>\" as the end-of-text token") {
+  const data::TextTokenizer* tok = tokenizer_or_skip();
   if (!tok) return;
-  const std::vector<int64_t> got = encode_with_special(*tok, "a<|endoftext|>b<|endoftext|>");
+  const data::Tokenizer plain = data::Tokenizer::load(data::gpt2_tokenizer_dir());
+  const std::vector<int64_t> got = ids(*tok, "a<|endoftext|>b<|endoftext|>");
   CATCH_CHECK(got == std::vector<int64_t>{ids(*tok, "a")[0], kEot, ids(*tok, "b")[0], kEot});
-  CATCH_CHECK(encode_with_special(*tok, "plain text") == ids(*tok, "plain text"));
+  const std::vector<uint32_t> ordinary = plain.encode("plain text");
+  CATCH_CHECK(ids(*tok, "plain text") == std::vector<int64_t>(ordinary.begin(), ordinary.end()));
 }
 
 CATCH_TEST_CASE("generate_until refuses a vocabulary the tokenizer cannot decode") {
-  const data::Tokenizer* tok = tokenizer_or_skip();
+  const data::TextTokenizer* tok = tokenizer_or_skip();
   if (!tok) return;
   ScriptStub stub(16, 1, {-1}, kGpt2Vocab + 1);
   CATCH_CHECK_THROWS_WITH(generate_until(stub, *tok, GenerationRequest{{1}, {}, 2}),

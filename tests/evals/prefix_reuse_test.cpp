@@ -103,7 +103,7 @@ CATCH_TEST_CASE("prefix reuse gives lm-eval's full-row log-likelihoods, every re
         "[model]\npreset = \"tiny\"\ncontext_length = 40\n[attention]\nvariant = \"" + variant +
             "\"\n",
         "prefix-reuse-test");
-    DecoderLMAdapter model(model::DecoderLM(cfg), cfg.model);
+    DecoderLMAdapter model(model::DecoderLM(cfg).ptr());
     const auto requests = choice_requests(40, cfg.model.vocab_size, 11);
     ForwardStats full_stats, reuse_stats;
     const auto full = compute_loglikelihoods(model, requests, 8, nullptr, &full_stats, false);
@@ -159,7 +159,7 @@ CATCH_TEST_CASE("full rows share one head projection across batches: the same lo
   torch::manual_seed(3);
   config::RunConfig cfg = config::parse_run_config(
       "[model]\npreset = \"tiny\"\ncontext_length = 48\n", "full-rows-test");
-  DecoderLMAdapter model(model::DecoderLM(cfg), cfg.model);
+  DecoderLMAdapter model(model::DecoderLM(cfg).ptr());
   std::mt19937 rng(4);
   std::uniform_int_distribution<int64_t> tok(0, cfg.model.vocab_size - 1);
   std::uniform_int_distribution<int> len(1, 60), cont(1, 8);

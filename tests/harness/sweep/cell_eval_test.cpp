@@ -135,13 +135,13 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
   CATCH_CHECK(from_cell == from_eval);
 
   // The cell's model has a decoding state: COPA's two answers share their context, computed once.
-  model::LoadedModel loaded = model::load_model(run_dir, "");
+  const evals::ScoredModel scored = evals::load_scored_model(run_dir, "", "train.device", data);
   sweep::CellEvalOptions eo;
   eo.data_root = data;
   eo.quiet = true;
   int64_t tokens = 0, tokens_full = 0;
   CATCH_REQUIRE(sweep::evaluate_checkpoint(
-      loaded, cell.config.eval, {"copa"}, eo,
+      scored, cell.config.eval, {"copa"}, eo,
       [&](const evals::LoadedTask&, const evals::TaskReport& r) {
         tokens += r.forward.tokens;
         tokens_full += r.forward.tokens_full;

@@ -88,7 +88,7 @@ CATCH_TEST_CASE("a checkpoint scores the same requests on CPU and CUDA to 1e-3",
   }
   auto score = [&](const std::string& device) {
     model::LoadedModel loaded = model::load_model(run, device, "--device");
-    evals::DecoderLMAdapter lm(loaded.model, loaded.cfg.model);
+    evals::DecoderLMAdapter lm(loaded.model.ptr());
     return evals::compute_loglikelihoods(lm, requests, 4);
   };
   const auto on_cpu = score("cpu"), on_cuda = score("cuda");

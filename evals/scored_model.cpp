@@ -1,0 +1,123 @@
+#include "evals/scored_model.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/common/regular_file.h"
+#include "core/common/sha256.h"
+#include "core/data/hf_tokenizer.h"
+#include "core/data/tokenizer.h"
+#include "model/checkpoint_model.h"
+#include "model/pretrained/hf_folder.h"
+
+namespace attnbench::evals {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+ScoredModel load_trained(const fs::path& dir, const std::string& device,
+                         const std::string& device_key, const std::string& data_dir) {
+  model::LoadedModel loaded = model::load_model(dir, device, device_key);
+  ScoredModel m;
+  m.model = loaded.model.ptr();
+  m.device = loaded.device;
+  m.source = loaded.checkpoint;
+  m.step = loaded.step;
+  m.run_id = config::config_hash(loaded.cfg);
+  m.options = eval_options(loaded.cfg.eval);
+  m.cfg = std::move(loaded.cfg);
+  m.data_dir = data_dir;
+  return m;
+}
+
+// The config.json of an imported model, canonical: nlohmann's dump sorts keys.
+std::string canonical_config(const fs::path& dir) {
+  const fs::path file = dir / "config.json";
+  return nlohmann::json::parse(read_regular_file(file, "model config")).dump();
+}
+
+ScoredModel load_imported(const fs::path& dir, const std::string& device,
+                          const std::string& device_key) {
+  // The tokenizer first: a bad tokenizer.json is refused before the weights are read.
+  auto tokenizer = std::make_shared<const data::HFTokenizer>(data::HFTokenizer::load(dir));
+  model::pretrained::PretrainedModel loaded = model::pretrained::load_pretrained(dir, device, device_key);
+  ScoredModel m;
+  m.model = loaded.model.ptr();
+  m.device = loaded.device;
+  m.source = dir;
+  PretrainedIdentity id;
+  id.family = loaded.model->config().model_type;
+  id.name = loaded.name;
+  id.weights_sha256 = loaded.weights_sha256;
+  id.config_json = canonical_config(dir);
+  m.pretrained = id;
+  m.run_id = sha256_hex(m.config_json()).substr(0, 12);
+  // lm-eval's HF backend with add_bos_token unset: the tokenizer's default (tokenizer.adds_bos()).
+  m.options.bos = tokenizer->adds_bos() ? BosPolicy::Prepend : BosPolicy::None;
+  m.options.prefix_token = tokenizer->prefix_id();
+  m.tokenizer_ = std::move(tokenizer);
+  return m;
+}
+
+}  // namespace
+
+const data::TextTokenizer& ScoredModel::tokenizer() const {
+  if (!tokenizer_) tokenizer_ = data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir(data_dir));
+  return *tokenizer_;
+}
+
+std::string ScoredModel::config_json() const {
+  if (cfg) return config::canonical_json(*cfg);
+  nlohmann::json j;
+  j["pretrained"] = {{"family", pretrained->family},
+                     {"name", pretrained->name},
+                     {"weights_sha256", pretrained->weights_sha256}};
+  j["config"] = nlohmann::json::parse(pretrained->config_json);
+  return j.dump();
+}
+
+std::vector<results::Param> ScoredModel::params() const {
+  std::vector<results::Param> out;
+  if (cfg) {
+    for (const auto& [key, value] : config::flatten(*cfg)) {
+      out.push_back({key, config::to_string(value), config::type_name(config::type_of(value))});
+    }
+    return out;
+  }
+  const model::LMShape s = model->shape();
+  out.push_back({"pretrained.family", pretrained->family, "string"});
+  out.push_back({"pretrained.name", pretrained->name, "string"});
+  out.push_back({"pretrained.weights_sha256", pretrained->weights_sha256, "string"});
+  out.push_back({"model.n_layer", std::to_string(s.n_layer), "int"});
+  out.push_back({"model.n_head", std::to_string(s.n_head), "int"});
+  out.push_back({"model.context_length", std::to_string(s.context_length), "int"});
+  out.push_back({"model.vocab_size", std::to_string(s.vocab_size), "int"});
+  return out;
+}
+
+ScoredModel load_scored_model(const fs::path& dir, const std::string& device,
+                              const std::string& device_key, const std::string& data_dir) {
+  if (model::pretrained::is_pretrained_folder(dir)) return load_imported(dir, device, device_key);
+  return load_trained(dir, device, device_key, data_dir);
+}
+
+void require_text(const ScoredModel& m, const std::string& command) {
+  const int64_t rows = m.model->shape().vocab_size;
+  if (m.cfg) {  // GPT-2's vocabulary, checked without reading the tokenizer files
+    const int64_t gpt2 = int64_t{data::Tokenizer::kEndOfText} + 1;
+    if (rows >= gpt2) return;
+    throw UsageError(fmt::format("{}: the checkpoint's model.vocab_size = {} is smaller than the "
+                                 "GPT-2 tokenizer's {}; it cannot read text (train on GPT-2 tokens "
+                                 "to evaluate on text)",
+                                 command, rows, gpt2));
+  }
+  const int64_t tokens = static_cast<int64_t>(m.tokenizer().vocab_size());
+  if (rows >= tokens) return;
+  throw UsageError(fmt::format("{}: {}/config.json: vocab_size = {} is smaller than its "
+                               "tokenizer's {} tokens",
+                               command, m.source.string(), rows, tokens));
+}
+
+}  // namespace attnbench::evals

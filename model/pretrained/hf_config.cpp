@@ -1,0 +1,125 @@
+#include "model/pretrained/hf_config.h"
+
+#include <fstream>
+
+#include "core/common/error.h"
+#include "core/common/regular_file.h"
+
+namespace attnbench::model::pretrained {
+
+namespace {
+
+// Keys of every transformers config that do not change the forward pass in evaluation: the class
+// and library bookkeeping, dropouts (off in eval), the output switches, the cache switch and
+// generation's token ids (read by the tokenizer side where they matter).
+const std::set<std::string>& common_keys() {
+  static const std::set<std::string> keys = {
+      "architectures", "model_type", "transformers_version", "torch_dtype", "dtype",
+      "_name_or_path", "use_cache", "bos_token_id", "eos_token_id", "pad_token_id",
+      "initializer_range", "attention_dropout", "hidden_dropout", "output_attentions",
+      "output_hidden_states", "return_dict", "is_decoder", "is_encoder_decoder", "id2label",
+      "label2id", "problem_type", "tokenizer_class", "prefix", "sep_token_id",
+      "decoder_start_token_id", "task_specific_params", "finetuning_task", "chunk_size_feed_forward",
+      "add_cross_attention", "tie_encoder_decoder", "cross_attention_hidden_size",
+      "classifier_dropout", "pruned_heads", "torchscript", "use_bfloat16", "tf_legacy_loss"};
+  return keys;
+}
+
+std::string show(const nlohmann::json& v) { return v.dump(); }
+
+}  // namespace
+
+HFConfig::HFConfig(nlohmann::json json, std::filesystem::path file)
+    : json_(std::move(json)), file_(std::move(file)) {}
+
+HFConfig HFConfig::read(const std::filesystem::path& file) {
+  const std::string text = read_regular_file(file, "model config");
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    throw UsageError(file.string() + ": not a JSON object (expected a Hugging Face config.json)");
+  }
+  return HFConfig(std::move(json), file);
+}
+
+bool HFConfig::has(const std::string& key) const {
+  auto it = json_.find(key);
+  return it != json_.end() && !it->is_null();
+}
+
+const nlohmann::json& HFConfig::at(const std::string& key) const {
+  read_.insert(key);
+  return json_.at(key);
+}
+
+int64_t HFConfig::integer(const std::string& key) const {
+  if (!has(key)) throw UsageError(file_.string() + ": " + key + " is missing (expected an integer)");
+  const nlohmann::json& v = at(key);
+  if (!v.is_number_integer()) refuse(key, "expected an integer");
+  return v.get<int64_t>();
+}
+
+int64_t HFConfig::integer(const std::string& key, int64_t fallback) const {
+  read_.insert(key);
+  return has(key) ? integer(key) : fallback;
+}
+
+double HFConfig::number(const std::string& key, double fallback) const {
+  read_.insert(key);
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = at(key);
+  if (!v.is_number()) refuse(key, "expected a number");
+  return v.get<double>();
+}
+
+bool HFConfig::boolean(const std::string& key, bool fallback) const {
+  read_.insert(key);
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = at(key);
+  if (!v.is_boolean()) refuse(key, "expected true or false");
+  return v.get<bool>();
+}
+
+std::string HFConfig::string(const std::string& key, const std::string& fallback) const {
+  read_.insert(key);
+  if (!has(key)) return fallback;
+  const nlohmann::json& v = at(key);
+  if (!v.is_string()) refuse(key, "expected a string");
+  return v.get<std::string>();
+}
+
+std::optional<nlohmann::json> HFConfig::object(const std::string& key) const {
+  read_.insert(key);
+  if (!has(key)) return std::nullopt;
+  const nlohmann::json& v = at(key);
+  if (!v.is_object()) refuse(key, "expected an object");
+  return v;
+}
+
+std::optional<nlohmann::json> HFConfig::array(const std::string& key) const {
+  read_.insert(key);
+  if (!has(key)) return std::nullopt;
+  const nlohmann::json& v = at(key);
+  if (!v.is_array()) refuse(key, "expected an array");
+  return v;
+}
+
+void HFConfig::ignore(const std::vector<std::string>& keys) const {
+  read_.insert(keys.begin(), keys.end());
+}
+
+void HFConfig::refuse(const std::string& key, const std::string& why) const {
+  const auto it = json_.find(key);
+  const std::string value = it == json_.end() ? "(absent)" : show(*it);
+  throw UsageError(file_.string() + ": " + key + " = " + value + ": " + why);
+}
+
+void HFConfig::finish() const {
+  for (const auto& [key, value] : json_.items()) {
+    // null is transformers' "not set": the architecture's default, which is what runs here.
+    if (value.is_null() || read_.count(key) || common_keys().count(key)) continue;
+    refuse(key, "not supported: attnbench does not know how this key changes the model, so it "
+                "refuses the model rather than ignore it");
+  }
+}
+
+}  // namespace attnbench::model::pretrained

@@ -1,0 +1,49 @@
+// A Hugging Face config.json read key by key, so that nothing in it is silently ignored: every key
+// an architecture reads is marked, and finish() refuses any key left over that is not known to
+// leave the computation unchanged (dropouts, training and generation settings, bookkeeping). Each
+// refusal is a UsageError naming the file and the key.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace attnbench::model::pretrained {
+
+class HFConfig {
+ public:
+  HFConfig(nlohmann::json json, std::filesystem::path file);
+  static HFConfig read(const std::filesystem::path& file);  // UsageError if absent or not a JSON object
+
+  bool has(const std::string& key) const;  // present and not null
+  int64_t integer(const std::string& key) const;  // required
+  int64_t integer(const std::string& key, int64_t fallback) const;
+  double number(const std::string& key, double fallback) const;
+  bool boolean(const std::string& key, bool fallback) const;
+  std::string string(const std::string& key, const std::string& fallback) const;
+  // An object (e.g. rope_scaling), or nullopt when absent or null; marked as read.
+  std::optional<nlohmann::json> object(const std::string& key) const;
+  std::optional<nlohmann::json> array(const std::string& key) const;  // the same for an array
+  // Marks keys as read without reading them: they do not change the computation.
+  void ignore(const std::vector<std::string>& keys) const;
+
+  // A UsageError "<file>: <key> = <value>: <why>".
+  [[noreturn]] void refuse(const std::string& key, const std::string& why) const;
+  // Refuses the first key neither read nor ignored (nor one of the keys every config carries, nor
+  // null: not set).
+  void finish() const;
+
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  const nlohmann::json& at(const std::string& key) const;  // marks it
+  nlohmann::json json_;
+  std::filesystem::path file_;
+  mutable std::set<std::string> read_;
+};
+
+}  // namespace attnbench::model::pretrained

@@ -1,0 +1,154 @@
+#include "model/pretrained/hf_folder.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/error.h"
+#include "core/common/sha256.h"
+#include "core/data/safetensors.h"
+#include "model/device.h"
+
+namespace attnbench::model::pretrained {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The folder's weight files: model.safetensors, or the shards its index names (each checked to
+// exist before any is opened).
+std::vector<fs::path> weight_files(const fs::path& dir) {
+  const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+  if (fs::exists(index)) {
+    std::set<std::string> shards;
+    for (const auto& [tensor, shard] : data::read_safetensors_index(index)) shards.insert(shard);
+    std::vector<fs::path> files;
+    for (const std::string& shard : shards) {
+      if (!fs::is_regular_file(dir / shard)) {
+        throw UsageError(index.string() + ": shard " + shard + " is missing from " + dir.string());
+      }
+      files.push_back(dir / shard);
+    }
+    return files;
+  }
+  if (fs::exists(single)) return {single};
+  throw UsageError(dir.string() + ": no weights (expected model.safetensors or "
+                   "model.safetensors.index.json; pytorch_model.bin is not read)");
+}
+
+// Every tensor of the folder's files, read on demand into float32.
+class FolderWeights : public WeightSource {
+ public:
+  explicit FolderWeights(const std::vector<fs::path>& files) {
+    for (const fs::path& f : files) files_.push_back(data::SafetensorsFile::open(f));
+    for (const auto& file : files_) {
+      for (const auto& t : file.tensors()) {
+        if (!by_name_.emplace(t.name, Entry{&t, &file}).second) {
+          throw UsageError(file.path().string() + ": tensor " + t.name + " is in two weight files");
+        }
+      }
+    }
+  }
+
+  bool has(const std::string& name) const override { return by_name_.count(name) > 0; }
+
+  torch::Tensor take(const std::string& name, std::vector<int64_t> shape) override {
+    auto it = by_name_.find(name);
+    if (it == by_name_.end()) {
+      throw UsageError(files_.front().path().parent_path().string() + ": tensor " + name +
+                       " is missing from the weights");
+    }
+    const data::SafetensorsTensor& t = *it->second.tensor;
+    if (t.shape != shape) {
+      throw UsageError(it->second.file->path().string() + ": tensor " + name + " has shape " +
+                       show(t.shape) + ", config.json implies " + show(shape));
+    }
+    if (!taken_.insert(name).second) throw std::logic_error("tensor " + name + " taken twice");
+    torch::Tensor out = torch::empty(shape, torch::kFloat32);
+    data::to_float32(t, out.data_ptr<float>());
+    return out;
+  }
+
+  // A UsageError naming the first tensor neither taken nor `ignorable`.
+  void check_all_taken(const std::function<bool(const std::string&)>& ignorable) const {
+    for (const auto& [name, entry] : by_name_) {
+      if (taken_.count(name) || (ignorable && ignorable(name))) continue;
+      throw UsageError(entry.file->path().string() + ": tensor " + name +
+                       " is not part of the architecture config.json declares (refused rather "
+                       "than ignored)");
+    }
+  }
+
+ private:
+  static std::string show(const std::vector<int64_t>& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+  }
+  struct Entry {
+    const data::SafetensorsTensor* tensor;
+    const data::SafetensorsFile* file;
+  };
+  std::vector<data::SafetensorsFile> files_;
+  std::map<std::string, Entry> by_name_;
+  std::set<std::string> taken_;
+};
+
+std::string weights_digest(const std::vector<fs::path>& files) {
+  std::string all;
+  for (const fs::path& f : files) all += f.filename().string() + " " + sha256_file(f) + "\n";
+  return files.size() == 1 ? sha256_file(files.front()) : sha256_hex(all);
+}
+
+}  // namespace
+
+bool is_pretrained_folder(const fs::path& dir) {
+  // A run folder and an `attnbench export` folder hold a config.json too, without model_type.
+  const fs::path config = dir / "config.json";
+  if (!fs::is_regular_file(config)) return false;
+  std::ifstream in(config);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("model_type");
+}
+
+ArchitectureConfig read_architecture(const fs::path& dir) {
+  const HFConfig cfg = HFConfig::read(dir / "config.json");
+  if (!cfg.has("model_type")) {
+    throw UsageError((dir / "config.json").string() + ": model_type is missing");
+  }
+  const std::string type = cfg.string("model_type", "");
+  const Architecture& arch = architecture(type, (dir / "config.json").string() + ": model_type: ");
+  ArchitectureConfig a = arch.parse(cfg);
+  cfg.finish();
+  if (a.n_head <= 0 || a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || a.head_dim <= 0 ||
+      a.n_layer <= 0 || a.d_ffn <= 0 || a.vocab_size <= 0 || a.context_length <= 0) {
+    throw UsageError((dir / "config.json").string() +
+                     ": the sizes must be positive and num_attention_heads a multiple of "
+                     "num_key_value_heads");
+  }
+  return a;
+}
+
+PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_setting,
+                                const std::string& device_key) {
+  const ArchitectureConfig a = read_architecture(dir);
+  const torch::Device device = resolve_device(device_setting.empty() ? "cpu" : device_setting, device_key);
+  const std::vector<fs::path> files = weight_files(dir);
+  PretrainedModel out;
+  out.dir = dir;
+  out.name = fs::absolute(dir).lexically_normal().filename().string();
+  if (out.name.empty()) out.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  out.model = PretrainedLM(a);
+  FolderWeights weights(files);
+  architecture(a.model_type, "").load(*out.model, weights);
+  weights.check_all_taken(architecture(a.model_type, "").ignorable);
+  out.weights_sha256 = weights_digest(files);
+  out.model->eval();
+  if (!device.is_cpu()) out.model->to(device);
+  out.device = device;
+  return out;
+}
+
+}  // namespace attnbench::model::pretrained

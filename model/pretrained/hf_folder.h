@@ -1,0 +1,38 @@
+// A Hugging Face model folder as a checkpoint (docs/pretrained.md): config.json, the weights in
+// model.safetensors or shards listed by model.safetensors.index.json, and the tokenizer files
+// (read by core/data/hf_tokenizer.h). Recognised by its config.json naming a model_type (run
+// folders and attnbench's export hold a config.json of their own); everything is checked before
+// the weights are read: the architecture (model_type) is registered, every config key is honoured
+// or refused, every tensor the architecture needs is present with its shape, and no tensor is left
+// over unexplained.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "model/pretrained/pretrained_lm.h"
+
+namespace attnbench::model::pretrained {
+
+struct PretrainedModel {
+  PretrainedLM model{nullptr};
+  std::filesystem::path dir;
+  std::string name;            // the folder's name, e.g. "gpt2"
+  std::string weights_sha256;  // SHA-256 over the weight files' bytes, in file-name order
+  torch::Device device{torch::kCPU};
+};
+
+// Whether `dir` is a Hugging Face model folder: its config.json is an object with model_type.
+bool is_pretrained_folder(const std::filesystem::path& dir);
+
+// The architecture config.json declares, parsed and checked (UsageError naming the file and key).
+ArchitectureConfig read_architecture(const std::filesystem::path& dir);
+
+// Loads the model in float32 (bf16 and fp16 weights are converted) on the CPU, then moves it to
+// the device `device_setting` names (auto | cpu | cuda; "" = cpu); `device_key` names the option
+// in errors. Extra memory beyond the mapped files: the float32 parameters.
+PretrainedModel load_pretrained(const std::filesystem::path& dir,
+                                const std::string& device_setting = "",
+                                const std::string& device_key = "--device");
+
+}  // namespace attnbench::model::pretrained

@@ -1,0 +1,203 @@
+#include "model/pretrained/pretrained_lm.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace attnbench::model::pretrained {
+
+namespace F = torch::nn::functional;
+
+torch::Tensor rope_inverse_frequencies(const Rope& rope) {
+  // transformers' default: 1 / theta^(arange(0, dims, 2) / dims), in float32.
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+  const torch::Tensor exponent = torch::arange(0, rope.dims, 2, f32) / static_cast<double>(rope.dims);
+  torch::Tensor inv_freq = 1.0 / torch::pow(rope.theta, exponent);
+  switch (rope.scaling) {
+    case RopeScaling::None:
+      return inv_freq;
+    case RopeScaling::Linear:  // positions / factor, applied to the frequencies
+      return inv_freq / rope.factor;
+    case RopeScaling::Llama3: {
+      // Llama 3.1's rule: wavelengths beyond original_context / low_freq_factor are stretched by
+      // `factor`, those below original_context / high_freq_factor kept, and the band between
+      // interpolated smoothly.
+      const double old_context = static_cast<double>(rope.original_context);
+      const double low_wavelen = old_context / rope.low_freq_factor;
+      const double high_wavelen = old_context / rope.high_freq_factor;
+      const torch::Tensor wavelen = 2 * M_PI / inv_freq;
+      torch::Tensor scaled = torch::where(wavelen > low_wavelen, inv_freq / rope.factor, inv_freq);
+      const torch::Tensor smooth = (old_context / wavelen - rope.low_freq_factor) /
+                                   (rope.high_freq_factor - rope.low_freq_factor);
+      const torch::Tensor smoothed = (1 - smooth) * scaled / rope.factor + smooth * scaled;
+      const torch::Tensor medium = (wavelen >= high_wavelen).logical_and(wavelen <= low_wavelen);
+      return torch::where(medium, smoothed, scaled);
+    }
+  }
+  throw std::logic_error("rope_inverse_frequencies: unhandled scaling");
+}
+
+PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg) : cfg_(std::move(cfg)) {
+  const int64_t C = cfg_.d_model, D = cfg_.head_dim, Hq = cfg_.n_head, Hkv = cfg_.n_kv_head;
+  auto param = [this](const std::string& name, std::vector<int64_t> shape) {
+    return register_parameter(name, torch::empty(shape, torch::kFloat32), /*requires_grad=*/false);
+  };
+  auto norm_params = [&](const std::string& name) {
+    NormWeights n;
+    n.weight = param(name + "_weight", {C});
+    if (cfg_.norm == Norm::LayerNorm) n.bias = param(name + "_bias", {C});
+    return n;
+  };
+  wte = param("wte", {cfg_.vocab_size, C});
+  if (cfg_.learned_positions) wpe = param("wpe", {cfg_.context_length, C});
+  if (!cfg_.tied) lm_head = param("lm_head", {cfg_.vocab_size, C});
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const std::string p = "layer" + std::to_string(l) + "_";
+    LayerWeights w;
+    w.norm1 = norm_params(p + "norm1");
+    w.norm2 = norm_params(p + "norm2");
+    w.q = param(p + "q", {Hq * D, C});
+    w.k = param(p + "k", {Hkv * D, C});
+    w.v = param(p + "v", {Hkv * D, C});
+    w.o = param(p + "o", {C, Hq * D});
+    if (cfg_.qkv_bias) {
+      w.q_bias = param(p + "q_bias", {Hq * D});
+      w.k_bias = param(p + "k_bias", {Hkv * D});
+      w.v_bias = param(p + "v_bias", {Hkv * D});
+    }
+    if (cfg_.o_bias) w.o_bias = param(p + "o_bias", {C});
+    w.up = param(p + "up", {cfg_.d_ffn, C});
+    if (cfg_.mlp == Mlp::SwiGLU) w.gate = param(p + "gate", {cfg_.d_ffn, C});
+    w.down = param(p + "down", {C, cfg_.d_ffn});
+    if (cfg_.mlp_bias) {
+      if (cfg_.mlp == Mlp::SwiGLU) w.gate_bias = param(p + "gate_bias", {cfg_.d_ffn});
+      w.up_bias = param(p + "up_bias", {cfg_.d_ffn});
+      w.down_bias = param(p + "down_bias", {C});
+    }
+    layers.push_back(std::move(w));
+  }
+  final_norm = norm_params("final_norm");
+  if (cfg_.rope.dims > 0) inv_freq_ = register_buffer("inv_freq", rope_inverse_frequencies(cfg_.rope));
+}
+
+LMShape PretrainedLMImpl::shape() const {
+  LMShape s;
+  s.n_layer = cfg_.n_layer;
+  s.n_head = cfg_.n_head;
+  s.context_length = cfg_.context_length;
+  s.vocab_size = cfg_.vocab_size;
+  return s;
+}
+
+const torch::Tensor& PretrainedLMImpl::head_weight() const { return cfg_.tied ? wte : lm_head; }
+
+torch::Tensor PretrainedLMImpl::embed_at(const torch::Tensor& idx, int64_t first) {
+  torch::Tensor h = F::embedding(idx, wte);
+  if (cfg_.learned_positions) {
+    const int64_t T = idx.size(1);
+    if (first + T > cfg_.context_length) {
+      throw std::invalid_argument("positions beyond n_positions = " +
+                                  std::to_string(cfg_.context_length));
+    }
+    h = h + wpe.narrow(0, first, T);
+  }
+  return h;
+}
+
+torch::Tensor PretrainedLMImpl::embed(const torch::Tensor& idx) { return embed_at(idx, 0); }
+
+torch::Tensor PretrainedLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cache) {
+  if (cache) cache->layers.resize(layers.size());
+  const int64_t first = cache ? cache->length() : 0;
+  torch::Tensor h = embed_at(idx, first);
+  for (size_t l = 0; l < layers.size(); ++l) {
+    h = block(layers[l], h, first, cache ? &cache->layers[l] : nullptr, nullptr);
+  }
+  return norm(final_norm, h);
+}
+
+torch::Tensor PretrainedLMImpl::layer(int64_t l, const torch::Tensor& h, torch::Tensor* weights) {
+  return block(layers.at(static_cast<size_t>(l)), h, 0, nullptr, weights);
+}
+
+torch::Tensor PretrainedLMImpl::block(const LayerWeights& w, const torch::Tensor& h, int64_t first,
+                                      variants::KVCache* cache, torch::Tensor* weights) {
+  const torch::Tensor a = attention(w, norm(w.norm1, h), first, cache, weights);
+  if (cfg_.parallel_residual) return h + a + mlp(w, norm(w.norm2, h));
+  const torch::Tensor x = h + a;
+  return x + mlp(w, norm(w.norm2, x));
+}
+
+torch::Tensor PretrainedLMImpl::norm(const NormWeights& w, const torch::Tensor& x) const {
+  if (cfg_.norm == Norm::LayerNorm) {
+    return F::layer_norm(x, F::LayerNormFuncOptions({cfg_.d_model}).weight(w.weight).bias(w.bias)
+                                .eps(cfg_.norm_eps));
+  }
+  // Llama's RMSNorm: x / sqrt(mean(x^2) + eps) in float32, then the weight.
+  const torch::Tensor x32 = x.to(torch::kFloat32);
+  const torch::Tensor variance = x32.pow(2).mean(-1, /*keepdim=*/true);
+  return w.weight * (x32 * torch::rsqrt(variance + cfg_.norm_eps)).to(x.scalar_type());
+}
+
+torch::Tensor PretrainedLMImpl::mlp(const LayerWeights& w, const torch::Tensor& x) const {
+  switch (cfg_.mlp) {
+    case Mlp::SwiGLU:
+      return F::linear(torch::silu(F::linear(x, w.gate, w.gate_bias)) * F::linear(x, w.up, w.up_bias),
+                       w.down, w.down_bias);
+    case Mlp::GeluExact:
+      return F::linear(torch::gelu(F::linear(x, w.up, w.up_bias)), w.down, w.down_bias);
+    case Mlp::GeluTanh:
+      return F::linear(torch::gelu(F::linear(x, w.up, w.up_bias), "tanh"), w.down, w.down_bias);
+  }
+  throw std::logic_error("PretrainedLM: unhandled MLP");
+}
+
+torch::Tensor PretrainedLMImpl::rotate(const torch::Tensor& x, int64_t first) const {
+  if (cfg_.rope.dims == 0) return x;
+  const int64_t T = x.size(2), R = cfg_.rope.dims;
+  // cos/sin of positions x inverse frequencies, duplicated over the two halves (rotate_half).
+  const torch::Tensor positions =
+      torch::arange(first, first + T, torch::TensorOptions().dtype(torch::kFloat32).device(x.device()));
+  const torch::Tensor freqs = positions.unsqueeze(1) * inv_freq_.to(x.device()).unsqueeze(0);
+  const torch::Tensor angles = torch::cat({freqs, freqs}, -1);
+  const torch::Tensor cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
+  const torch::Tensor rot = x.narrow(-1, 0, R);
+  const torch::Tensor half = torch::cat({-rot.narrow(-1, R / 2, R / 2), rot.narrow(-1, 0, R / 2)}, -1);
+  const torch::Tensor rotated = rot * cos + half * sin;
+  return R == x.size(-1) ? rotated : torch::cat({rotated, x.narrow(-1, R, x.size(-1) - R)}, -1);
+}
+
+torch::Tensor PretrainedLMImpl::attention(const LayerWeights& w, const torch::Tensor& x,
+                                          int64_t first, variants::KVCache* cache,
+                                          torch::Tensor* weights) {
+  const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
+  const int64_t Hq = cfg_.n_head, Hkv = cfg_.n_kv_head;
+  auto heads = [&](const torch::Tensor& t, int64_t H) { return t.view({B, T, H, D}).transpose(1, 2); };
+  const torch::Tensor q = rotate(heads(F::linear(x, w.q, w.q_bias), Hq), first);
+  torch::Tensor k = rotate(heads(F::linear(x, w.k, w.k_bias), Hkv), first);
+  torch::Tensor v = heads(F::linear(x, w.v, w.v_bias), Hkv);
+  if (cache) {  // the cache keeps k after RoPE (its positions never change) and v
+    if (cache->k.defined()) {
+      k = torch::cat({cache->k, k}, 2);
+      v = torch::cat({cache->v, v}, 2);
+    }
+    cache->k = k;
+    cache->v = v;
+  }
+  // Grouped-query attention: key/value head j serves query heads j n_rep .. (j + 1) n_rep - 1.
+  if (Hkv != Hq) {
+    k = k.repeat_interleave(Hq / Hkv, 1);
+    v = v.repeat_interleave(Hq / Hkv, 1);
+  }
+  const int64_t S = k.size(2);  // first + T keys
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
+  // Causal: query i (position first + i) sees keys 0 .. first + i.
+  const torch::Tensor future =
+      torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(first + 1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  const torch::Tensor p = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+  if (weights) *weights = p;
+  const torch::Tensor out = torch::matmul(p, v).transpose(1, 2).reshape({B, T, Hq * D});
+  return F::linear(out, w.o, w.o_bias);
+}
+
+}  // namespace attnbench::model::pretrained

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Hugging Face folders as checkpoints, end to end (docs/pretrained.md), on the tiny fixtures of
+# tests/fixtures/hf: generate, attn-stats (--text) and, with $ATTNBENCH_DATA, eval with its rows
+# stored under the model's identity; bad folders exit 2 naming the file or key before any work.
+set -euo pipefail
+source "$(dirname "$0")/sweep_fixture.bash"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+A=$ATTNBENCH
+hf=$ATTNBENCH_SOURCE_DIR/tests/fixtures/hf
+
+expect_error "attn_logit_softcapping" "$A" eval --checkpoint "$hf/bad/softcapping" --tasks copa
+expect_error "frobnicator" "$A" generate --checkpoint "$hf/bad/unknown_model_type" --prompt a
+expect_error "model-00002-of-00002.safetensors" "$A" attn-stats --checkpoint "$hf/bad/missing_shard" --text /dev/null
+expect_error "yarn" "$A" eval --checkpoint "$hf/bad/rope_scaling_yarn" --tasks copa
+expect_error "give --text" "$A" attn-stats --checkpoint "$hf/gpt2"
+
+# Generation: deterministic greedy tokens, the same on a second run; a BOS-adding tokenizer
+# (llama) and one without (gpt2) both generate.
+for m in gpt2 llama_gqa gpt_neox; do
+  "$A" generate --checkpoint "$hf/$m" --prompt "Thou art" --max-gen-toks 8 --threads 1 \
+    > "$tmp/$m.gen" 2> "$tmp/$m.err" || { cat "$tmp/$m.err"; fail "generate $m"; }
+  grep -q "generated" "$tmp/$m.err" || fail "no token counts for $m"
+  "$A" generate --checkpoint "$hf/$m" --prompt "Thou art" --max-gen-toks 8 --threads 1 \
+    > "$tmp/$m.gen2" 2>/dev/null
+  cmp -s "$tmp/$m.gen" "$tmp/$m.gen2" || fail "generate $m is not deterministic"
+done
+
+# Attention statistics on held-out text, every query head of a GQA model measured.
+printf 'ROMEO: But soft, what light through yonder window breaks?\n%.0s' $(seq 20) > "$tmp/text.txt"
+"$A" attn-stats --checkpoint "$hf/llama_gqa" --text "$tmp/text.txt" --tokens 256 --format json \
+  --db "$tmp/stats.db" > "$tmp/stats.json" 2> "$tmp/stats.err" || { cat "$tmp/stats.err"; fail "attn-stats"; }
+python3 - "$tmp/stats.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+heads = d["layers"][0]["heads"]
+assert len(d["layers"]) == 2 and len(heads) == 4, (len(d["layers"]), len(heads))
+PY
+[ "$(sql "$tmp/stats.db" "SELECT value FROM params WHERE key = 'pretrained.family'")" = llama ] ||
+  fail "the imported run's family is not stored"
+
+if [ -z "${ATTNBENCH_DATA:-}" ]; then
+  echo "ATTNBENCH_DATA is unset: skipping the eval checks" >&2
+  exit 0
+fi
+"$A" eval --checkpoint "$hf/gpt2" --tasks copa,lambada_openai --limit 5 --threads 1 --format json \
+  --db "$tmp/eval.db" > "$tmp/eval.json" 2> "$tmp/eval.err" || { cat "$tmp/eval.err"; fail "eval gpt2"; }
+run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])' "$tmp/eval.json")
+[ "$(sql "$tmp/eval.db" "SELECT value FROM params WHERE run = '$run' AND key = 'pretrained.name'")" = gpt2 ] ||
+  fail "the imported run's name is not stored"
+[ "$(sql "$tmp/eval.db" "SELECT count(*) FROM evals WHERE run = '$run' AND task = 'copa'")" -ge 1 ] ||
+  fail "no copa rows for the imported run"
+# The llama tokenizer adds BOS: its rows say so.
+"$A" eval --checkpoint "$hf/llama_gqa" --tasks copa --limit 5 --threads 1 --db "$tmp/eval.db" \
+  > "$tmp/llama.out" 2> "$tmp/llama.err" || { cat "$tmp/llama.err"; fail "eval llama"; }
+grep -q "bos prepend" "$tmp/llama.out" || { cat "$tmp/llama.out"; fail "llama is not scored with BOS"; }
+echo "pretrained_cli: ok"
