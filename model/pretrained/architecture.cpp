@@ -58,7 +58,14 @@ const Architecture& architecture(const std::string& model_type, const std::strin
 
 std::vector<std::string> architecture_names() { return registry().names(); }
 
-RegisterArchitecture::RegisterArchitecture(const std::string& model_type, Architecture a) {
+RegisterArchitecture::RegisterArchitecture(const std::string& model_type,
+                                           decltype(Architecture::parse) parse,
+                                           decltype(Architecture::load) load,
+                                           decltype(Architecture::ignorable) ignorable) {
+  Architecture a;
+  a.parse = std::move(parse);
+  a.load = std::move(load);
+  a.ignorable = std::move(ignorable);
   registry().add(model_type, std::move(a));
 }
 

@@ -71,7 +71,9 @@ const Architecture& architecture(const std::string& model_type, const std::strin
 std::vector<std::string> architecture_names();
 
 struct RegisterArchitecture {
-  RegisterArchitecture(const std::string& model_type, Architecture architecture);
+  RegisterArchitecture(const std::string& model_type, decltype(Architecture::parse) parse,
+                       decltype(Architecture::load) load,
+                       decltype(Architecture::ignorable) ignorable);
 };
 
 // Keys shared by the RoPE architectures: rope_parameters (transformers >= 5), else `theta_key` and

@@ -80,15 +80,7 @@ bool ignorable(const std::string& name) {
          name == "lm_head.weight";
 }
 
-Architecture architecture_of() {
-  Architecture a;
-  a.parse = parse;
-  a.load = load;
-  a.ignorable = ignorable;
-  return a;
-}
-
-const RegisterArchitecture gpt2("gpt2", architecture_of());
+const RegisterArchitecture gpt2("gpt2", parse, load, ignorable);
 
 }  // namespace
 }  // namespace attnbench::model::pretrained::gpt2

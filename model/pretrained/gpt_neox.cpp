@@ -71,15 +71,7 @@ bool ignorable(const std::string& name) {
          ends_with(name, ".attention.masked_bias");
 }
 
-Architecture architecture_of() {
-  Architecture a;
-  a.parse = parse;
-  a.load = load;
-  a.ignorable = ignorable;
-  return a;
-}
-
-const RegisterArchitecture gpt_neox("gpt_neox", architecture_of());
+const RegisterArchitecture gpt_neox("gpt_neox", parse, load, ignorable);
 
 }  // namespace
 }  // namespace attnbench::model::pretrained::gpt_neox

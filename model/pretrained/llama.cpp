@@ -95,17 +95,9 @@ void load(PretrainedLMImpl& m, WeightSource& w) {
 // Older checkpoints save RoPE's frequencies as buffers; they are recomputed from config.json.
 bool buffer(const std::string& name) { return ends_with(name, ".rotary_emb.inv_freq"); }
 
-Architecture architecture_of() {
-  Architecture a;
-  a.parse = parse;
-  a.load = load;
-  a.ignorable = buffer;
-  return a;
-}
-
-const RegisterArchitecture llama("llama", architecture_of());
-const RegisterArchitecture mistral("mistral", architecture_of());
-const RegisterArchitecture qwen2("qwen2", architecture_of());
+const RegisterArchitecture llama("llama", parse, load, buffer);
+const RegisterArchitecture mistral("mistral", parse, load, buffer);
+const RegisterArchitecture qwen2("qwen2", parse, load, buffer);
 
 }  // namespace
 }  // namespace attnbench::model::pretrained::llama

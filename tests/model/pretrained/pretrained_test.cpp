@@ -72,7 +72,7 @@ CATCH_TEST_CASE("every fixture's logits equal transformers' to 1e-5 relative") {
 }
 
 CATCH_TEST_CASE("a cache fed in pieces gives the full pass's logits") {
-  for (const std::string& name : {"gpt2", "llama_gqa", "gpt_neox"}) {
+  for (const char* name : {"gpt2", "llama_gqa", "gpt_neox"}) {
     CATCH_INFO("fixture " << name);
     PretrainedModel m = load_pretrained(kFixtures / name);
     torch::manual_seed(3);
