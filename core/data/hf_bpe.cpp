@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
-#include <mutex>
 #include <queue>
 
 #include <nlohmann/json.hpp>
@@ -16,40 +15,6 @@
 #include "core/data/utf8.h"
 
 namespace attnbench::data::hf {
-
-// Pieces already encoded, memoised as the library's BPE cache does (pieces under 256 bytes):
-// natural text repeats its words. Sharded locks keep threads from queueing on one mutex; a shard
-// that passes its bound is cleared.
-class BpeModel::Cache {
- public:
-  static constexpr size_t kMaxPiece = 256;
-
-  bool get(std::string_view piece, std::vector<uint32_t>& out) {
-    Shard& s = shard(piece);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.map.find(std::string(piece));
-    if (it == s.map.end()) return false;
-    out.insert(out.end(), it->second.begin(), it->second.end());
-    return true;
-  }
-  void put(std::string_view piece, std::vector<uint32_t> ids) {
-    Shard& s = shard(piece);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.map.size() >= kShardEntries) s.map.clear();
-    s.map.emplace(std::string(piece), std::move(ids));
-  }
-
- private:
-  static constexpr size_t kShards = 16, kShardEntries = 1 << 14;
-  struct Shard {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::vector<uint32_t>> map;
-  };
-  Shard& shard(std::string_view piece) {
-    return shards_[std::hash<std::string_view>{}(piece) % kShards];
-  }
-  Shard shards_[kShards];
-};
 
 namespace {
 
@@ -110,7 +75,7 @@ BpeModel BpeModel::parse(const Json& spec, const Where& at) {
     }
     m.byte_ids_ = ids;
   }
-  m.cache_ = std::make_shared<Cache>();
+  m.cache_ = std::make_shared<PieceCache>();
   return m;
 }
 
@@ -245,12 +210,13 @@ void BpeModel::encode(std::string_view piece, std::vector<uint32_t>& out) const 
   if (ignore_merges_) {  // Llama 3: a piece that is a token is that token, whatever the merges say
     if (auto whole = id(piece)) return out.push_back(*whole);
   }
-  const bool cacheable = piece.size() < Cache::kMaxPiece;
+  // Memoised as the library's BPE cache does: pieces under 256 bytes.
+  const bool cacheable = piece.size() < 256;
   if (cacheable && cache_->get(piece, out)) return;
   std::vector<uint32_t> ids = symbols(piece);
   merge(ids);
   out.insert(out.end(), ids.begin(), ids.end());
-  if (cacheable) cache_->put(piece, std::move(ids));
+  if (cacheable) cache_->put(piece, ids.data(), ids.size());
 }
 
 }  // namespace attnbench::data::hf

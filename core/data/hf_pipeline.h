@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/data/piece_cache.h"
 #include "core/data/rank_table.h"
 
 namespace attnbench::data::hf {
@@ -103,7 +104,6 @@ class BpeModel {
   struct Merge {
     uint32_t rank, new_id;
   };
-  class Cache;
   void read_vocab(const Json& vocab, const Where& at);
   void read_merges(const Json& merges, const Where& at);
   std::vector<uint32_t> symbols(std::string_view piece) const;
@@ -118,7 +118,7 @@ class BpeModel {
   std::optional<uint32_t> unk_;
   bool fuse_unk_ = false, ignore_merges_ = false;
   std::optional<std::array<uint32_t, 256>> byte_ids_;  // byte_fallback: <0xXX> per byte, or kNone
-  std::shared_ptr<Cache> cache_;
+  std::shared_ptr<PieceCache> cache_;  // shared: copies share the memoised pieces
 };
 
 // added_tokens: the library's AddedVocabulary. Tokens with normalized false are found in the raw

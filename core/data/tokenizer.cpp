@@ -14,6 +14,7 @@
 #include "core/common/error.h"
 #include "core/common/paths.h"
 #include "core/data/byte_unicode.h"
+#include "core/data/piece_cache.h"
 #include "core/data/pretokenizer.h"
 #include "core/data/rank_table.h"
 #include "core/common/regular_file.h"
@@ -34,45 +35,13 @@ std::string read_file(const fs::path& p) {
   }
 }
 
-// Pieces that are not one vocabulary entry, memoised: natural text repeats its words. Sharded
-// locks keep threads of encode_batch from queueing on one mutex; a shard that grows past its
-// bound is cleared (a corpus has an unbounded number of distinct pieces).
-class PieceCache {
- public:
-  bool get(std::string_view piece, std::vector<uint32_t>& out) {
-    Shard& s = shard(piece);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    auto it = s.map.find(std::string(piece));
-    if (it == s.map.end()) return false;
-    out.insert(out.end(), it->second.begin(), it->second.end());
-    return true;
-  }
-  void put(std::string_view piece, const uint32_t* ids, size_t n) {
-    Shard& s = shard(piece);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    if (s.map.size() >= kShardEntries) s.map.clear();
-    s.map.emplace(std::string(piece), std::vector<uint32_t>(ids, ids + n));
-  }
-
- private:
-  static constexpr size_t kShards = 64, kShardEntries = 1 << 14;
-  struct Shard {
-    std::mutex mutex;
-    std::unordered_map<std::string, std::vector<uint32_t>> map;
-  };
-  Shard& shard(std::string_view piece) {
-    return shards_[std::hash<std::string_view>{}(piece) % kShards];
-  }
-  Shard shards_[kShards];
-};
-
 }  // namespace
 
 struct Tokenizer::Impl {
   RankTable ranks;                  // token bytes -> rank (= GPT-2 id)
   std::vector<std::string> tokens;  // id -> bytes
   Pretokenizer pretokenizer;
-  PieceCache cache;
+  PieceCache cache;  // pieces that are not one vocabulary entry
 
   // tiktoken's _byte_pair_merge: repeatedly merge the adjacent pair whose concatenation has the
   // lowest rank (leftmost on ties) until no adjacent concatenation is a token.
