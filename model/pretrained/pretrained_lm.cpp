@@ -109,19 +109,38 @@ torch::Tensor PretrainedLMImpl::hidden(const torch::Tensor& idx, DecoderCache* c
   if (cache) cache->layers.resize(layers.size());
   const int64_t first = cache ? cache->length() : 0;
   torch::Tensor h = embed_at(idx, first);
+  const Positions p = positions(first, h);
   for (size_t l = 0; l < layers.size(); ++l) {
-    h = block(layers[l], h, first, cache ? &cache->layers[l] : nullptr, nullptr);
+    h = block(layers[l], h, p, cache ? &cache->layers[l] : nullptr, nullptr);
   }
   return norm(final_norm, h);
 }
 
 torch::Tensor PretrainedLMImpl::layer(int64_t l, const torch::Tensor& h, torch::Tensor* weights) {
-  return block(layers.at(static_cast<size_t>(l)), h, 0, nullptr, weights);
+  return block(layers.at(static_cast<size_t>(l)), h, positions(0, h), nullptr, weights);
 }
 
-torch::Tensor PretrainedLMImpl::block(const LayerWeights& w, const torch::Tensor& h, int64_t first,
-                                      variants::KVCache* cache, torch::Tensor* weights) {
-  const torch::Tensor a = attention(w, norm(w.norm1, h), first, cache, weights);
+PretrainedLMImpl::Positions PretrainedLMImpl::positions(int64_t first, const torch::Tensor& h) const {
+  const int64_t T = h.size(1);
+  Positions p;
+  // Causal: query i (position first + i) sees keys 0 .. first + i.
+  p.future = torch::ones({T, first + T}, torch::TensorOptions().dtype(torch::kBool).device(h.device()))
+                 .triu(first + 1);
+  if (cfg_.rope.dims == 0) return p;
+  // cos/sin of positions x inverse frequencies, duplicated over the two halves (rotate_half).
+  const torch::Tensor at =
+      torch::arange(first, first + T, torch::TensorOptions().dtype(torch::kFloat32).device(h.device()));
+  const torch::Tensor freqs = at.unsqueeze(1) * inv_freq_.to(h.device()).unsqueeze(0);
+  const torch::Tensor angles = torch::cat({freqs, freqs}, -1);
+  p.cos = angles.cos().to(h.scalar_type());
+  p.sin = angles.sin().to(h.scalar_type());
+  return p;
+}
+
+torch::Tensor PretrainedLMImpl::block(const LayerWeights& w, const torch::Tensor& h,
+                                      const Positions& p, variants::KVCache* cache,
+                                      torch::Tensor* weights) {
+  const torch::Tensor a = attention(w, norm(w.norm1, h), p, cache, weights);
   if (cfg_.parallel_residual) return h + a + mlp(w, norm(w.norm2, h));
   const torch::Tensor x = h + a;
   return x + mlp(w, norm(w.norm2, x));
@@ -151,29 +170,23 @@ torch::Tensor PretrainedLMImpl::mlp(const LayerWeights& w, const torch::Tensor& 
   throw std::logic_error("PretrainedLM: unhandled MLP");
 }
 
-torch::Tensor PretrainedLMImpl::rotate(const torch::Tensor& x, int64_t first) const {
+torch::Tensor PretrainedLMImpl::rotate(const torch::Tensor& x, const Positions& p) const {
   if (cfg_.rope.dims == 0) return x;
-  const int64_t T = x.size(2), R = cfg_.rope.dims;
-  // cos/sin of positions x inverse frequencies, duplicated over the two halves (rotate_half).
-  const torch::Tensor positions =
-      torch::arange(first, first + T, torch::TensorOptions().dtype(torch::kFloat32).device(x.device()));
-  const torch::Tensor freqs = positions.unsqueeze(1) * inv_freq_.to(x.device()).unsqueeze(0);
-  const torch::Tensor angles = torch::cat({freqs, freqs}, -1);
-  const torch::Tensor cos = angles.cos().to(x.scalar_type()), sin = angles.sin().to(x.scalar_type());
+  const int64_t R = cfg_.rope.dims;
   const torch::Tensor rot = x.narrow(-1, 0, R);
   const torch::Tensor half = torch::cat({-rot.narrow(-1, R / 2, R / 2), rot.narrow(-1, 0, R / 2)}, -1);
-  const torch::Tensor rotated = rot * cos + half * sin;
+  const torch::Tensor rotated = rot * p.cos + half * p.sin;
   return R == x.size(-1) ? rotated : torch::cat({rotated, x.narrow(-1, R, x.size(-1) - R)}, -1);
 }
 
 torch::Tensor PretrainedLMImpl::attention(const LayerWeights& w, const torch::Tensor& x,
-                                          int64_t first, variants::KVCache* cache,
+                                          const Positions& p, variants::KVCache* cache,
                                           torch::Tensor* weights) {
   const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
   const int64_t Hq = cfg_.n_head, Hkv = cfg_.n_kv_head;
   auto heads = [&](const torch::Tensor& t, int64_t H) { return t.view({B, T, H, D}).transpose(1, 2); };
-  const torch::Tensor q = rotate(heads(F::linear(x, w.q, w.q_bias), Hq), first);
-  torch::Tensor k = rotate(heads(F::linear(x, w.k, w.k_bias), Hkv), first);
+  const torch::Tensor q = rotate(heads(F::linear(x, w.q, w.q_bias), Hq), p);
+  torch::Tensor k = rotate(heads(F::linear(x, w.k, w.k_bias), Hkv), p);
   torch::Tensor v = heads(F::linear(x, w.v, w.v_bias), Hkv);
   if (cache) {  // the cache keeps k after RoPE (its positions never change) and v
     if (cache->k.defined()) {
@@ -188,15 +201,11 @@ torch::Tensor PretrainedLMImpl::attention(const LayerWeights& w, const torch::Te
     k = k.repeat_interleave(Hq / Hkv, 1);
     v = v.repeat_interleave(Hq / Hkv, 1);
   }
-  const int64_t S = k.size(2);  // first + T keys
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
-  // Causal: query i (position first + i) sees keys 0 .. first + i.
-  const torch::Tensor future =
-      torch::ones({T, S}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(first + 1);
-  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
-  const torch::Tensor p = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-  if (weights) *weights = p;
-  const torch::Tensor out = torch::matmul(p, v).transpose(1, 2).reshape({B, T, Hq * D});
+  scores = scores.masked_fill(p.future, -std::numeric_limits<float>::infinity());
+  const torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+  if (weights) *weights = probs;
+  const torch::Tensor out = torch::matmul(probs, v).transpose(1, 2).reshape({B, T, Hq * D});
   return F::linear(out, w.o, w.o_bias);
 }
 

@@ -49,14 +49,21 @@ class PretrainedLMImpl : public CausalLMImpl {
   NormWeights final_norm;
 
  private:
+  // What every layer of one forward pass over positions first..first+T-1 shares, computed once:
+  // RoPE's cos and sin [T, rope.dims] (undefined without RoPE) and the causal mask [T, first + T]
+  // (true where a key lies in a query's future).
+  struct Positions {
+    torch::Tensor cos, sin, future;
+  };
+  Positions positions(int64_t first, const torch::Tensor& h) const;  // h [B, T, C]
   torch::Tensor embed_at(const torch::Tensor& idx, int64_t first);
-  torch::Tensor block(const LayerWeights& w, const torch::Tensor& h, int64_t first,
+  torch::Tensor block(const LayerWeights& w, const torch::Tensor& h, const Positions& p,
                       variants::KVCache* cache, torch::Tensor* weights);
-  torch::Tensor attention(const LayerWeights& w, const torch::Tensor& x, int64_t first,
+  torch::Tensor attention(const LayerWeights& w, const torch::Tensor& x, const Positions& p,
                           variants::KVCache* cache, torch::Tensor* weights);
   torch::Tensor mlp(const LayerWeights& w, const torch::Tensor& x) const;
   torch::Tensor norm(const NormWeights& w, const torch::Tensor& x) const;
-  torch::Tensor rotate(const torch::Tensor& x, int64_t first) const;  // [B, H, T, D]
+  torch::Tensor rotate(const torch::Tensor& x, const Positions& p) const;  // [B, H, T, D]
 
   ArchitectureConfig cfg_;
   torch::Tensor inv_freq_;  // [rope.dims / 2] float32
