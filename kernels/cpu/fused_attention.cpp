@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/autograd_args.h"
 #include "kernels/cpu/family_kernel.h"
 #include "kernels/family_tables.h"
 
@@ -40,10 +41,6 @@ bool is_elastic(Normalizer n) {
   throw std::logic_error("fused CPU attention: unknown normalizer");
 }
 
-// LibTorch 1.13's Function::apply needs every tensor argument defined, so an absent optional input
-// travels as an empty placeholder and is turned back into an undefined tensor here.
-torch::Tensor placeholder(const torch::Tensor& t) { return t.defined() ? t : torch::empty({0}); }
-torch::Tensor present(const torch::Tensor& t) { return t.numel() > 0 ? t : torch::Tensor(); }
 
 // A sink logit S_h (kernels/attention_family.h) scales the softmax weights of the sequence by
 // g_i = e^{lse_i} / (e^{lse_i} + e^{S_h}) = sigmoid(lse_i - S_h), so o = g_i o_softmax. Its backward

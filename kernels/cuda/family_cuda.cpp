@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/autograd_args.h"
 #include "kernels/cuda/family_device.h"
 #include "kernels/family_tables.h"
 
@@ -68,6 +69,7 @@ struct FamilyCudaAttention : torch::autograd::Function<FamilyCudaAttention> {
                                bool renormalize, bool skip_dead_tiles) {
     const c10::cuda::CUDAGuard guard(q.device());
     q = aligned(q), k = aligned(k), v = aligned(v);
+    tau = present(tau), distance_bias = present(distance_bias), alibi_slopes = present(alibi_slopes);
     const int64_t B = q.size(0), H = q.size(1), T_len = q.size(2), D = q.size(3);
     const auto f32 = q.options().dtype(torch::kFloat);
     auto bias = bias_table(alibi_slopes, distance_bias, H, T_len, torch::kFloat, q.device());
@@ -176,8 +178,9 @@ torch::Tensor family_cuda_attention(const torch::Tensor& q, const torch::Tensor&
   const std::string unsupported = family_cuda_unsupported(q, k, v, spec);
   if (!unsupported.empty()) throw std::runtime_error("fused CUDA attention: " + unsupported);
   const bool elastic = spec.normalizer == Normalizer::Elastic;
-  return FamilyCudaAttention::apply(q, k, v, elastic ? spec.tau : torch::Tensor(),
-                                    spec.distance_bias, spec.alibi_slopes, elastic,
+  return FamilyCudaAttention::apply(q, k, v, placeholder(elastic ? spec.tau : torch::Tensor()),
+                                    placeholder(spec.distance_bias),
+                                    placeholder(spec.alibi_slopes), elastic,
                                     spec.tau_over_len, spec.renormalize, skip_dead_tiles);
 }
 
