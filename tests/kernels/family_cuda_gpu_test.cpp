@@ -4,9 +4,10 @@
 // form), renormalisation, dtype (float32 < 1e-4 relative error, bfloat16 and float16 < 1e-2), head
 // dimension (64, 128) and T (one tile, partial tiles, several), output and every gradient; fresh
 // random inputs each run, the caching allocator's free memory poisoned with NaN before each kernel
-// call. Also: skipping dead tiles changes no bit; T = 16384; the registered kernel's Elastic route
-// is opt-in until these pass. An executable of its own that exits 77 (Skipped) without a CUDA
-// device or in the CPU-only build, where the kernels do not exist.
+// call. Also: skipping dead tiles changes no bit (the bias gradient: up to its atomic sums'
+// rounding); T = 16384; the registered kernel's Elastic route is opt-in until these pass. An
+// executable of its own that exits 77 (Skipped) without a CUDA device or in the CPU-only build,
+// where the kernels do not exist.
 #define CATCH_CONFIG_RUNNER
 #include <torch/torch.h>
 
@@ -157,9 +158,22 @@ torch::Tensor eager(const torch::Tensor& q, const torch::Tensor& k, const torch:
 
 const char* names[] = {"output", "dq", "dk", "dv", "dtau", "ddistance_bias"};
 
-// max |got - want| / max |want| over the tensor (denominator at least 1e-8).
-double relative(const torch::Tensor& got, const torch::Tensor& want) {
-  return (got - want).abs().max().item<double>() / std::max(want.abs().max().item<double>(), 1e-8);
+// max |got - want| / max(max |want|, floor) over the tensor.
+double relative(const torch::Tensor& got, const torch::Tensor& want, double floor = 1e-8) {
+  return (got - want).abs().max().item<double>() / std::max(want.abs().max().item<double>(), floor);
+}
+
+// At T = 1 every query sees one key, whose weight does not depend on the score (softmax: 1;
+// renormalised Elastic: 1): dq, dk, the distance bias's gradient (and, renormalised, dtau) are 0. A FlashAttention-style
+// backward still returns the rounding of dS = P (dP - delta), delta = rowsum(dO o O), which no
+// relative error against 0 can judge: those gradients are held to the size of the terms that
+// cancel, |dP| = |dO . v| (times |k| / sqrt(D) for dq, |q| / sqrt(D) for dk).
+double cancelled_scale(const Draw& d, size_t i) {
+  const double dp = (d.dout * d.v).sum(-1).abs().max().item<double>();
+  const double root_d = std::sqrt(static_cast<double>(d.q.size(3)));
+  if (names[i] == std::string("dq")) return dp * d.k.abs().max().item<double>() / root_d;
+  if (names[i] == std::string("dk")) return dp * d.q.abs().max().item<double>() / root_d;
+  return dp;
 }
 
 void compare(const Combo& c, torch::ScalarType dtype, int64_t D, int64_t T) {
@@ -169,7 +183,11 @@ void compare(const Combo& c, torch::ScalarType dtype, int64_t D, int64_t T) {
   for (int attempt = 0;; ++attempt) {
     d = draw(c, B, H, T, D, dtype);
     if (!ill_conditioned(d, tol)) break;
-    CATCH_REQUIRE(attempt < 50);
+    if (attempt == 50) {  // reported, and the other combinations still run
+      CATCH_FAIL_CHECK("no well-conditioned draw in 50 for " << c.label() << ", "
+                       << c10::toString(dtype) << ", D " << D << ", T " << T);
+      return;
+    }
   }
   // The rows' sign flips of bf16 rounding aside, the dS of a 16-bit backward is rounded to 16 bits
   // before its products, as FlashAttention's: 1e-2 covers it.
@@ -179,7 +197,10 @@ void compare(const Combo& c, torch::ScalarType dtype, int64_t D, int64_t T) {
     CATCH_CAPTURE(c.label(), c10::toString(dtype), D, T, names[i]);
     CATCH_REQUIRE(got[i].defined());
     CATCH_CHECK(!torch::isnan(got[i]).any().item<bool>());
-    CATCH_CHECK(relative(got[i], want[i]) < tol);
+    // 0 up to the float64 reference's own rounding: a degenerate gradient of T = 1.
+    const double scale = cancelled_scale(d, i);
+    const bool zero = T == 1 && want[i].abs().max().item<double>() <= 1e-12 * scale;
+    CATCH_CHECK(relative(got[i], want[i], zero ? scale : 1e-8) < tol);
   }
 }
 
@@ -192,14 +213,20 @@ CATCH_TEST_CASE("the CUDA kernels equal eager for every combination, dtype, D an
         for (const int64_t T : {1, 100, 257}) compare(c, dtype, D, T);
 }
 
-CATCH_TEST_CASE("skipping dead tiles changes no bit of the output or the gradients", "[gpu]") {
+CATCH_TEST_CASE("skipping dead tiles changes no bit but the bias gradient's atomic sums", "[gpu]") {
   for (const auto dtype : {torch::kFloat, torch::kBFloat16}) {
     const Combo c{"distance_bias", "per_head_over_len", false};
     const Draw d = draw(c, 1, 4, 1024, 64, dtype);
     const auto skip = run(d, dtype, ours(true)), all = run(d, dtype, ours(false));
     for (size_t i = 0; i < skip.size(); ++i) {
       CATCH_CAPTURE(names[i], c10::toString(dtype));
-      CATCH_CHECK(torch::equal(skip[i], all[i]));
+      // The distance bias's gradient is summed by fp32 atomic adds (family_backward.cu: shared
+      // memory per tile, then global), whose order the scheduler picks: equal up to the rounding
+      // of a reordered fp32 sum, not bit for bit, from one run to the next as between these two.
+      if (names[i] == std::string("ddistance_bias"))
+        CATCH_CHECK(relative(skip[i], all[i]) < 1e-5);
+      else
+        CATCH_CHECK(torch::equal(skip[i], all[i]));
     }
   }
 }

@@ -1,5 +1,6 @@
 // GPU checks of training and evaluation (gpu tag): the tiny preset trained 50 steps on the CPU and
-// on CUDA from the same seed and data, fp32 losses within 1e-4 relative and bf16 within 2e-2, and
+// on CUDA from the same seed and data, fp32 losses within 1e-4 relative and bf16 within 2e-2, every
+// registered variant trained a few steps on CUDA through the backend users get ("auto"), and
 // every request's log-likelihood of the trained model within 1e-3 on both devices. An executable of
 // its own (tests/CMakeLists.txt, attnbench_gpu_test) that exits 77, which CTest reports as
 // Skipped, where no CUDA device is usable.
@@ -17,6 +18,7 @@
 #include "evals/decoder_lm_adapter.h"
 #include "evals/loglikelihood.h"
 #include "harness/train/trainer.h"
+#include "variants/registry.h"
 #include "model/checkpoint_model.h"
 #include "tests/harness/train/train_fixture.h"
 
@@ -68,6 +70,25 @@ CATCH_TEST_CASE("training on CUDA follows the CPU: fp32 to 1e-4, bf16 to 2e-2", 
   CATCH_REQUIRE(cpu.size() == 50);
   check_close(cpu, fp32, 1e-4);
   check_close(cpu, bf16, 2e-2);
+}
+
+CATCH_TEST_CASE("every registered variant trains on CUDA", "[gpu]") {
+  test::ScratchDir dir;
+  test::CopyTask task;
+  task.write(dir.path(), 500, 50);
+  for (const auto& name : variants::registered_variants()) {
+    CATCH_CAPTURE(name);
+    auto cfg = test::copy_task_config(
+        dir.path(), task, name,
+        {"train.steps=5", "train.eval_interval=0", "train.device=cuda", "attention.backend=auto"});
+    train::TrainOptions o;
+    o.quiet = true;
+    const fs::path run = dir.path() / ("variant-" + name);
+    CATCH_CHECK(train::train_run(cfg, run, nullptr, o).status == "finished");
+    const auto l = losses(run);
+    CATCH_CHECK(l.size() == 5);
+    for (double x : l) CATCH_CHECK(std::isfinite(x));
+  }
 }
 
 CATCH_TEST_CASE("a checkpoint scores the same requests on CPU and CUDA to 1e-3", "[gpu]") {
