@@ -10,7 +10,7 @@
 # (it needs the network; tests/harness/cli/data_fetch.sh runs it against a loopback server) and the
 # CUDA build, `scripts/build-cuda` / `scripts/fetch-torch` (a 760 MB download and a 20-minute build;
 # CI's second part, `scripts/test --cuda`, runs both), and the GPU machine's pair
-# `scripts/gpu-bundle` (downloads Debian packages) / `scripts/gpu-check` (needs a CUDA device).
+# `scripts/gpu-pack` (needs the CUDA build) / `scripts/gpu-check` (needs a CUDA device).
 set -euo pipefail
 source "$(dirname "$0")/quickstart_fixture.bash"
 quickstart_workspace
@@ -80,7 +80,7 @@ while IFS= read -r cmd; do
   n=$((n + 1))
   case "$cmd" in
     "scripts/test"*|"attnbench data fetch"*|"scripts/build-cuda"*|"scripts/fetch-torch"*|\
-    "scripts/gpu-bundle"*|"scripts/gpu-check"*)
+    "scripts/gpu-pack"*|"scripts/gpu-check"*)
       echo "[$n] not run here: $cmd"; continue ;;
   esac
   run=$cmd
