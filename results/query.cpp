@@ -21,6 +21,7 @@ namespace {
 
 constexpr const char* kSeedKey = "train.seed";
 constexpr const char* kVariantKey = "attention.variant";
+constexpr const char* kPretrainedKey = "pretrained.name";
 
 struct SweepRun {
   std::string id;
@@ -131,10 +132,13 @@ std::vector<std::string> default_rows(const std::vector<SweepRun>& runs) {
     for (const auto& kv : r.params) keys.insert(kv.first);
   std::vector<std::string> chosen;
   if (keys.count(kVariantKey)) chosen.push_back(kVariantKey);
+  // An imported model ([[pretrained]] cells) is named by its folder, not by the shape keys that
+  // also tell it from the trained cells.
+  if (keys.count(kPretrainedKey)) chosen.push_back(kPretrainedKey);
   // Greedy: a varying key joins only if it splits some existing group, so keys that merely
   // restate the variant (its preset's position and normaliser) are left out.
   for (const std::string& key : keys) {
-    if (key == kSeedKey || key == kVariantKey) continue;
+    if (key == kSeedKey || key == kVariantKey || key == kPretrainedKey) continue;
     std::vector<std::string> with = chosen;
     with.push_back(key);
     if (group_count(runs, with) > group_count(runs, chosen)) chosen.push_back(key);

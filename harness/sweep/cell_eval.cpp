@@ -9,6 +9,9 @@ bool evaluate_checkpoint(const evals::ScoredModel& scored, const config::EvalCon
                          const RecordTask& record, const std::function<bool()>& stop) {
   if (tasks.empty()) return true;
   evals::EvalOptions eo = evals::eval_options(eval);
+  // The model's own BOS policy and prefix token: an attnbench model's are its config's eval.bos
+  // (the same config), an imported model's its tokenizer's (docs/pretrained.md).
+  eo.bos = scored.options.bos;
   eo.prefix_token = scored.options.prefix_token;
   eo.progress = options.quiet ? nullptr : stderr;
   eo.log_samples = true;  // one row per request: a few MB per run, what paired tests need

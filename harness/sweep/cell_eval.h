@@ -22,9 +22,9 @@ struct CellEvalOptions {
 // Receives each scored task (its per-request samples included) as soon as it is done.
 using RecordTask = std::function<void(const evals::LoadedTask& task, const evals::TaskReport& report)>;
 
-// Scores `tasks` on `scored` (its weights as they are, on their device, with its tokenizer) with
-// the options of the sweep's [eval] section `eval` (limits per task, batch size, BOS policy), one
-// task at a time,
+// Scores `tasks` on `scored` (its weights as they are, on their device, with its tokenizer, BOS
+// policy and prefix token) with the options of the sweep's [eval] section `eval` (limits per task,
+// batch size), one task at a time,
 // handing each to `record` (the caller stores it as one transaction, so a kill loses at most the
 // task in progress). Every task's data and the tokenizer are read before the first forward pass.
 // `stop` is polled between tasks; returns false when it stopped early.

@@ -66,27 +66,35 @@ std::vector<results::Param> params_of(const config::RunConfig& cfg) {
   return out;
 }
 
-void say(const Cell& cell, const std::string& what) {
-  fmt::print("[{}] {}: {}\n", cell.id, cell.label, what);
+void say(const std::string& id, const std::string& label, const std::string& what) {
+  fmt::print("[{}] {}: {}\n", id, label, what);
   std::fflush(stdout);
 }
 
-// Scores the tasks the store lacks; false when Ctrl-C stopped it between tasks.
-bool evaluate_missing(const Cell& cell, results::Store& store, const evals::ScoredModel& scored,
-                      const std::vector<std::string>& tasks, const CellRunOptions& o) {
+void say(const Cell& cell, const std::string& what) { say(cell.id, cell.label, what); }
+
+// Scores the tasks the store lacks for run `id`; false when Ctrl-C stopped it between tasks.
+bool evaluate_missing(const std::string& id, const std::string& label,
+                      const config::EvalConfig& eval, results::Store& store,
+                      const evals::ScoredModel& scored, const std::vector<std::string>& tasks,
+                      const CellRunOptions& o) {
   if (tasks.empty()) return true;
-  say(cell, "evaluating " + join(tasks));
+  say(id, label, "evaluating " + join(tasks));
   CellEvalOptions eo;
   eo.data_root = o.data_root;
   eo.quiet = o.quiet;
-  const evals::BosPolicy bos = evals::parse_bos_policy(cell.config.eval.bos);
   return evaluate_checkpoint(
-      scored, cell.config.eval, tasks, eo,
+      scored, eval, tasks, eo,
       [&](const evals::LoadedTask& task, const evals::TaskReport& report) {
-        store.record_task(cell.id, evals::eval_rows(report, task.limit, bos),
+        store.record_task(id, evals::eval_rows(report, task.limit, scored.options.bos),
                           evals::sample_rows(report));
       },
       [] { return interrupted(); });
+}
+
+bool evaluate_missing(const Cell& cell, results::Store& store, const evals::ScoredModel& scored,
+                      const std::vector<std::string>& tasks, const CellRunOptions& o) {
+  return evaluate_missing(cell.id, cell.label, cell.config.eval, store, scored, tasks, o);
 }
 
 // Sink mass and sparsity (docs/diagnostics.md, "What is measured") of the trained model on its
@@ -127,15 +135,20 @@ const char* to_string(CellOutcome o) {
   return "?";
 }
 
-std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) {
-  std::vector<results::EvalRow> have = store.evals(cell.id);
+std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
+                                       results::Store& store) {
+  std::vector<results::EvalRow> have = store.evals(run_id);
   std::vector<std::string> missing;
-  for (const std::string& task : cell.config.eval.tasks) {
+  for (const std::string& task : eval.tasks) {
     bool found = false;
-    for (const auto& r : have) found = found || (r.task == task && r.limit == cell.config.eval.limit_for(task));
+    for (const auto& r : have) found = found || (r.task == task && r.limit == eval.limit_for(task));
     if (!found) missing.push_back(task);
   }
   return missing;
+}
+
+std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) {
+  return missing_tasks(cell.id, cell.config.eval, store);
 }
 
 bool transient_failure(const std::exception& e, const std::filesystem::path& run_dir) {
@@ -295,6 +308,65 @@ CellOutcome run_cell_here(const SweepFile& sweep, const Cell& cell, results::Sto
 }
 
 }  // namespace
+
+namespace {
+
+CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& entry,
+                                const config::EvalConfig& eval, const std::string& device,
+                                results::Store& store, const CellRunOptions& o) {
+  const evals::ScoredModel scored =
+      evals::load_scored_model(entry.path, device, "train.device", o.data_root.string());
+  const std::string& id = scored.run_id;
+  const std::string label = "pretrained=" + scored.pretrained->name;
+  results::ClaimOptions co;
+  co.retry_failed = o.retry_failed;
+  results::RunMetadata metadata = o.metadata;
+  metadata.device = model::device_description(scored.device);
+  const results::ClaimResult claim = store.claim_run(id, sweep.name, label, scored.config_json(),
+                                                     scored.params(), metadata, co);
+  const std::vector<std::string> tasks = missing_tasks(id, eval, store);
+  if (!claim.claimed) {
+    switch (claim.previous) {
+      case RunStatus::Finished:  // scored before (another sweep, `eval --db`): the rest only
+        if (tasks.empty()) return CellOutcome::Skipped;
+        return evaluate_missing(id, label, eval, store, scored, tasks, o) ? CellOutcome::Evaluated
+                                                                          : CellOutcome::Interrupted;
+      case RunStatus::Running:
+        say(id, label, "running in " + claim.holder + ", skipped");
+        return CellOutcome::Held;
+      default:
+        say(id, label, "failed before, skipped (--retry-failed runs it again)");
+        return CellOutcome::Skipped;
+    }
+  }
+  say(id, label, "evaluating " + entry.path.string());
+  Heartbeat heartbeat(store, id);
+  try {
+    if (!evaluate_missing(id, label, eval, store, scored, tasks, o)) {
+      store.set_status(id, RunStatus::Interrupted);
+      say(id, label, "interrupted during evaluation; scored tasks are kept");
+      return CellOutcome::Interrupted;
+    }
+    store.set_status(id, RunStatus::Finished);
+    say(id, label, "finished");
+    return CellOutcome::Finished;
+  } catch (const std::exception& e) {
+    store.set_status(id, RunStatus::Failed, e.what());
+    if (dynamic_cast<const UsageError*>(&e)) throw;
+    say(id, label, std::string("failed: ") + e.what());
+    return CellOutcome::Failed;
+  }
+}
+
+}  // namespace
+
+CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
+                           const config::EvalConfig& eval, const std::string& device,
+                           results::Store& store, const CellRunOptions& o) {
+  const CellOutcome outcome = run_pretrained_here(sweep, entry, eval, device, store, o);
+  release_free_memory();
+  return outcome;
+}
 
 CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& store,
                      const CellRunOptions& o) {

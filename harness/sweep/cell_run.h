@@ -54,7 +54,19 @@ bool transient_failure(const std::exception& e, const std::filesystem::path& run
 // The cell as the store records a run it has not started: id, label, config and its params.
 results::PendingRun pending_run(const Cell& cell);
 
+// The tasks of `eval` (its tasks at their limits) that run `run_id` has no eval row for.
+std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
+                                       results::Store& store);
 // The cell's tasks (config.eval.tasks) that its run has no eval row for at its limit.
 std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store);
+
+// An eval-only cell ([[pretrained]], docs/sweeps.md "Pretrained models"): the Hugging Face folder
+// loaded on `device` (the base config's train.device), stored under its own run id (its identity:
+// family, name, weights, config.json) as a member of the sweep, and scored on the tasks of `eval`
+// that the store lacks for it, as `attnbench eval` scores it. Outcomes as run_cell's (Finished,
+// Evaluated, Skipped, Held, Interrupted, Failed); a folder that cannot be loaded throws.
+CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
+                           const config::EvalConfig& eval, const std::string& device,
+                           results::Store& store, const CellRunOptions& options);
 
 }  // namespace attnbench::sweep

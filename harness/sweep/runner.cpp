@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "core/common/paths.h"
+#include "core/data/hf_tokenizer.h"
 #include "core/data/tokenizer.h"
 #include "evals/tasks/task.h"
 #include "harness/sweep/cell_launch.h"
@@ -28,6 +29,7 @@
 #include "harness/sweep/parallel.h"
 #include "harness/sweep/slurm.h"
 #include "harness/train/preflight.h"
+#include "model/pretrained/hf_folder.h"
 #include "results/query.h"
 #include "results/table.h"
 
@@ -89,15 +91,45 @@ int dry_run(const SweepFile& sweep, const Expansion& e, const std::vector<const 
     fmt::print("{:<12}  {:<11}  {:<32}  {}\n", c->id, run ? results::to_string(run->status) : "-",
                action, c->label);
   }
+  // Eval-only cells: their run ids come from their weights, which a dry run does not read.
+  for (const PretrainedEntry& p : sweep.pretrained) {
+    ++actions["evaluate"];
+    fmt::print("{:<12}  {:<11}  {:<32}  pretrained {}\n", "-", "-", "evaluate missing tasks",
+               p.path.string());
+  }
   std::vector<std::string> parts;
   for (auto& [a, n] : actions) parts.push_back(fmt::format("{} {}", a, n));
   fmt::print("\nwould: {}\n", join(parts, ", "));
   return 0;
 }
 
+// The [[pretrained]] entries, after the trained cells, in this process; the labels of those that
+// did not end finished, evaluated or skipped.
+std::vector<std::string> run_pretrained_entries(const SweepFile& sweep, const Expansion& e,
+                                                results::Store& store, const CellRunOptions& co) {
+  std::vector<std::string> unfinished;
+  const config::RunConfig& base = e.cells.front().config;  // the sweep's tasks, limits, device
+  for (const PretrainedEntry& p : sweep.pretrained) {
+    if (interrupted()) break;
+    const CellOutcome outcome = run_pretrained(sweep, p, base.eval, base.train.device, store, co);
+    if (outcome == CellOutcome::Interrupted || outcome == CellOutcome::Failed ||
+        outcome == CellOutcome::Held) {
+      unfinished.push_back(p.path.string() + " (" + to_string(outcome) + ")");
+    }
+  }
+  return unfinished;
+}
+
 // Checks, before any training, what every cell will need: config consistency, the shards (once
 // per distinct data spec), the tasks' files and the tokenizer.
-void preflight_all(const std::vector<const Cell*>& cells, const fs::path& data_root) {
+void preflight_all(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                   const fs::path& data_root) {
+  // The [[pretrained]] folders' architecture (every config key) and tokenizer, before any training:
+  // their weights are read when they are scored, after the trained cells.
+  for (const PretrainedEntry& p : sweep.pretrained) {
+    model::pretrained::read_architecture(p.path);
+    data::HFTokenizer::load(p.path);
+  }
   std::set<std::string> data_seen, tasks;
   for (const Cell* c : cells) {
     train::check_training_config(c->config);
@@ -277,6 +309,11 @@ int run_sweep(const SweepOptions& o) {
                cells.size());
     fmt::print("submit:   sbatch {}\nafterwards, merge the databases:\n  {}\n", o.slurm,
                merge_command(o.executable, db));
+    if (!sweep.pretrained.empty()) {
+      fmt::print("then score the {} [[pretrained]] model(s), which the array leaves out:\n  "
+                 "attnbench sweep {} --db {}\n",
+                 sweep.pretrained.size(), sweep.file.string(), db.string());
+    }
     return 0;
   }
   if (o.dry_run) return dry_run(sweep, e, cells, db, o);
@@ -290,6 +327,13 @@ int run_sweep(const SweepOptions& o) {
   for (const Cell* c : cells) pending.push_back(pending_run(*c));
   store.add_pending_runs(sweep.name, pending);
 
+  CellRunOptions co;
+  co.runs_dir = o.runs_dir;
+  co.data_root = data_root;
+  co.retry_failed = o.retry_failed;
+  co.quiet = o.quiet;
+  co.metadata = o.metadata;
+  co.launch = cell_launch(o);
   if (o.jobs > 1 && cells.size() > 1) {
     // The children check and claim their own cells; the runner only sorts out what is left to do.
     // A cell marked running goes to a child too: only the claim can tell a live holder from one
@@ -303,37 +347,38 @@ int run_sweep(const SweepOptions& o) {
         todo.push_back(c);
       }
     }
-    if (!todo.empty()) preflight_all(todo, data_root);
+    if (!todo.empty()) preflight_all(sweep, todo, data_root);
     print_header(sweep, e, db, o);
     run_children(o, db, todo);  // each cell's end is in the store, which the verdict reads
   } else {
     if (o.only.empty()) {
       print_header(sweep, e, db, o);
-      preflight_all(cells, data_root);
+      preflight_all(sweep, cells, data_root);
     }
-    CellRunOptions co;
-    co.runs_dir = o.runs_dir;
-    co.data_root = data_root;
-    co.retry_failed = o.retry_failed;
-    co.quiet = o.quiet;
-    co.metadata = o.metadata;
-    co.launch = cell_launch(o);
     for (const Cell* c : cells) {
       if (interrupted()) break;
       run_cell(sweep, *c, store, co);
     }
   }
 
+  // --only names one trained cell (a child of --jobs, a Slurm task): the runner does the rest.
+  const std::vector<std::string> pretrained_unfinished =
+      o.only.empty() ? run_pretrained_entries(sweep, e, store, co) : std::vector<std::string>{};
   if (o.only.empty()) fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
   const std::vector<Unfinished> unfinished = verdict(store, cells, o.retry_failed);
   print_unfinished(sweep.name, unfinished);
+  if (!pretrained_unfinished.empty()) {
+    std::fflush(stdout);
+    fmt::print(stderr, "sweep {}: {} pretrained model(s) not scored: {}\n", sweep.name,
+               pretrained_unfinished.size(), join(pretrained_unfinished));
+  }
   if (interrupted()) {
     fmt::print("interrupted: run the same command to resume\n");
     return 130;
   }
   // One cell, often a child of --jobs or a Slurm task: the runner or `results table` sums up.
   if (o.only.empty()) print_results(store, sweep.name);
-  return unfinished.empty() ? 0 : 1;
+  return unfinished.empty() && pretrained_unfinished.empty() ? 0 : 1;
 }
 
 }  // namespace attnbench::sweep

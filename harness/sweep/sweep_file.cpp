@@ -9,11 +9,13 @@
 #include "core/common/regular_file.h"
 #include "core/config/toml_bridge.h"
 #include "harness/sweep/values.h"
+#include "model/pretrained/hf_folder.h"
 
 namespace attnbench::sweep {
 namespace {
 
-const std::vector<std::string> kSections = {"sweep", "grid", "zip", "include", "exclude"};
+const std::vector<std::string> kSections = {"sweep", "grid",    "zip",
+                                            "include", "exclude", "pretrained"};
 const std::vector<std::string> kSweepKeys = {"name",  "base", "seeds",      "tasks",
                                              "data", "limit", "task_limits"};
 
@@ -266,6 +268,36 @@ void check_exclude_value(const SweepFile& s, const std::string& key, const confi
                               did_you_mean(label_value(v), listed));
 }
 
+// [[pretrained]] path = "..." entries: each a Hugging Face model folder (config.json with a
+// model_type), each once.
+std::vector<PretrainedEntry> parse_pretrained(const Reader& r, const toml::node& node,
+                                              const std::filesystem::path& sweep_file) {
+  std::vector<PretrainedEntry> out;
+  for (auto&& x : r.array(node, "[[pretrained]]")) {
+    const toml::table& t = r.table(x, "[[pretrained]]");
+    const toml::node* path = t.get("path");
+    for (auto&& [k, v] : t) {
+      if (k.str() != "path") r.unknown_key(k, "[[pretrained]]", {"path"});
+    }
+    if (!path) throw InputError(r.at(x), "[[pretrained]] needs path = \"<Hugging Face model folder>\"");
+    PretrainedEntry e{sweep_file.parent_path() / r.string(*path, "[[pretrained]] path"), r.at(*path)};
+    if (!model::pretrained::is_pretrained_folder(e.path)) {
+      throw InputError(e.where, "[[pretrained]] path " + e.path.string() +
+                                    " is not a Hugging Face model folder (a config.json with a "
+                                    "model_type; docs/pretrained.md)");
+    }
+    for (const PretrainedEntry& seen : out) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(seen.path, e.path, ec)) {
+        throw InputError(e.where, "[[pretrained]] lists " + e.path.string() + " twice (first at " +
+                                      seen.where.str() + ")");
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
 SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path& file) {
@@ -282,8 +314,8 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
     if (std::find(kSections.begin(), kSections.end(), std::string(k.str())) == kSections.end()) {
       throw InputError(r.at(k), "unknown section [" + std::string(k.str()) + "]" +
                                     did_you_mean(std::string(k.str()), kSections) +
-                                    "; a sweep file has [sweep], [grid], [[zip]], [[include]] and "
-                                    "[[exclude]]");
+                                    "; a sweep file has [sweep], [grid], [[zip]], [[include]], "
+                                    "[[exclude]] and [[pretrained]]");
     }
   }
   const toml::node* sweep = root.get("sweep");
@@ -355,6 +387,9 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
       }
       s.includes.push_back(std::move(cell));
     }
+  }
+  if (const toml::node* pretrained = root.get("pretrained")) {
+    s.pretrained = parse_pretrained(r, *pretrained, file);
   }
   return s;
 }

@@ -1,5 +1,5 @@
 // A sweep file (docs/sweeps.md, "The file"): [sweep] name, base, seeds, tasks, data, limit; [grid],
-// [[zip]], [[include]], [[exclude]]. Parsing keeps every value's file:line:col so that expansion
+// [[zip]], [[include]], [[exclude]], [[pretrained]]. Parsing keeps every value's file:line:col so that expansion
 // errors point at the line the user wrote.
 #pragma once
 #include <cstdint>
@@ -47,6 +47,14 @@ struct Exclusion {
   SourceLocation where;  // the [[exclude]] header
 };
 
+// A [[pretrained]] entry: a Hugging Face model folder scored on the sweep's tasks beside the
+// trained cells, so that a public model sits in the sweep's table (docs/sweeps.md, "Pretrained
+// models"). It is evaluated, never trained.
+struct PretrainedEntry {
+  std::filesystem::path path;  // resolved: relative to the sweep file's folder
+  SourceLocation where;        // the path value
+};
+
 struct SweepFile {
   std::filesystem::path file;  // the sweep file as given
   std::string name;
@@ -61,11 +69,13 @@ struct SweepFile {
   std::vector<Axis> axes;          // grid keys (file order), then zips (file order)
   std::vector<std::vector<Setting>> includes;
   std::vector<Exclusion> excludes;
+  std::vector<PretrainedEntry> pretrained;
 };
 
 // Reads and checks a sweep file's structure. Throws InputError (file:line:col) for TOML syntax
 // errors, unknown sections or keys (with the nearest valid one), wrong types, zip lists of unequal
-// length, and exclude/include keys that no grid or zip varies.
+// length, exclude/include keys that no grid or zip varies, and a [[pretrained]] path that is not a
+// Hugging Face model folder (or is listed twice).
 SweepFile parse_sweep_file(const std::filesystem::path& file);
 SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path& file);
 

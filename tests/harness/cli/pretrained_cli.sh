@@ -54,4 +54,33 @@ run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])
 "$A" eval --checkpoint "$hf/llama_gqa" --tasks copa --limit 5 --threads 1 --db "$tmp/eval.db" \
   > "$tmp/llama.out" 2> "$tmp/llama.err" || { cat "$tmp/llama.err"; fail "eval llama"; }
 grep -q "bos prepend" "$tmp/llama.out" || { cat "$tmp/llama.out"; fail "llama is not scored with BOS"; }
+
+# A sweep's [[pretrained]] entry: scored after the trained cell on the same tasks, stored in the
+# sweep, a row of its table; a second run scores nothing again.
+make_sweep "$tmp/sw"
+cat > "$tmp/sw/mixed.toml" <<TOML
+[sweep]
+name = "mixed"
+base = "base.toml"
+tasks = ["copa"]
+limit = 4
+
+[[pretrained]]
+path = "$hf/gpt2"
+TOML
+"$A" sweep "$tmp/sw/mixed.toml" --dry-run --db "$tmp/sw.db" > "$tmp/dry.out" ||
+  fail "sweep --dry-run with [[pretrained]]"
+grep -q "pretrained $hf/gpt2" "$tmp/dry.out" || { cat "$tmp/dry.out"; fail "the dry run does not list it"; }
+(cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
+  --quiet > "$tmp/sweep.out" 2>&1) || { cat "$tmp/sweep.out"; fail "sweep with [[pretrained]]"; }
+grep -q "pretrained=gpt2: finished" "$tmp/sweep.out" || { cat "$tmp/sweep.out"; fail "not scored"; }
+[ "$(sql "$tmp/sw.db" "SELECT count(*) FROM sweep_runs sr JOIN params p ON p.run = sr.run
+     WHERE sr.sweep = 'mixed' AND p.key = 'pretrained.name' AND p.value = 'gpt2'")" = 1 ] ||
+  fail "the imported run is not a member of the sweep"
+"$A" results table --sweep mixed --db "$tmp/sw.db" > "$tmp/table.md"
+grep -q "| gpt2 |" "$tmp/table.md" || { cat "$tmp/table.md"; fail "no gpt2 row in the table"; }
+[ "$(grep -c '^| ' "$tmp/table.md")" = 4 ] || { cat "$tmp/table.md"; fail "not header, rule and 2 rows"; }
+(cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
+  --quiet > "$tmp/again.out" 2>&1) || { cat "$tmp/again.out"; fail "second sweep run"; }
+grep -q "evaluating" "$tmp/again.out" && { cat "$tmp/again.out"; fail "scored again"; }
 echo "pretrained_cli: ok"

@@ -156,3 +156,37 @@ CATCH_TEST_CASE("a busy run folder or database is a transient failure, anything 
   CATCH_CHECK(sweep::transient_failure(locked, run));
   CATCH_CHECK(sweep::transient_failure(table_locked, run));
 }
+
+CATCH_TEST_CASE("[[pretrained]] names Hugging Face model folders, relative to the sweep file") {
+  Dir d;
+  const fs::path gpt2 = fs::path(ATTNBENCH_SOURCE_DIR) / "tests" / "fixtures" / "hf" / "gpt2";
+  fs::create_directories(d.path / "models");
+  fs::create_directory_symlink(gpt2, d.path / "models" / "gpt2");
+  auto parse = [&](const std::string& body) {
+    std::ofstream(d.path / "s.toml") << "[sweep]\nname = \"t\"\nbase = \"base.toml\"\n" << body;
+    return sweep::parse_sweep_file(d.path / "s.toml");
+  };
+  const auto s = parse("[[pretrained]]\npath = \"models/gpt2\"\n");
+  CATCH_REQUIRE(s.pretrained.size() == 1);
+  CATCH_CHECK(s.pretrained[0].path == d.path / "models" / "gpt2");
+  CATCH_CHECK(s.pretrained[0].where.line == 5);
+  // The trained cells are unchanged: one, the base config.
+  CATCH_CHECK(sweep::expand(s).cells.size() == 1);
+
+  CATCH_CHECK_THAT(error_of([&] { parse("[[pretrained]]\npath = \"models\"\n"); }),
+                   Contains("s.toml:5") && Contains("is not a Hugging Face model folder"));
+  // A run folder holds a config.json too, without a model_type.
+  std::ofstream(d.path / "models" / "config.json") << "{\"model\": {}}";
+  CATCH_CHECK_THAT(error_of([&] { parse("[[pretrained]]\npath = \"models\"\n"); }),
+                   Contains("is not a Hugging Face model folder"));
+  CATCH_CHECK_THAT(error_of([&] { parse("[[pretrained]]\nfolder = \"models/gpt2\"\n"); }),
+                   Contains("unknown key 'folder' in [[pretrained]]") && Contains("path"));
+  CATCH_CHECK_THAT(error_of([&] { parse("[[pretrained]]\n"); }), Contains("needs path ="));
+  CATCH_CHECK_THAT(error_of([&] {
+                     parse("[[pretrained]]\npath = \"models/gpt2\"\n[[pretrained]]\npath = \"" +
+                           gpt2.string() + "\"\n");
+                   }),
+                   Contains("s.toml:7") && Contains("twice (first at") && Contains("s.toml:5"));
+  CATCH_CHECK_THAT(error_of([&] { parse("[pretrain]\npath = \"models/gpt2\"\n"); }),
+                   Contains("unknown section [pretrain]") && Contains("pretrained"));
+}
