@@ -99,7 +99,11 @@ std::vector<results::Param> ScoredModel::params() const {
 
 ScoredModel load_scored_model(const fs::path& dir, const std::string& device,
                               const std::string& device_key, const std::string& data_dir) {
-  if (model::pretrained::is_pretrained_folder(dir)) return load_imported(dir, device, device_key);
+  if (model::pretrained::is_pretrained_folder(dir)) {
+    ScoredModel m = load_imported(dir, device, device_key);
+    m.data_dir = data_dir;  // GPT-2's tokenizer, to read shards as text (diagnostics/text_source.h)
+    return m;
+  }
   return load_trained(dir, device, device_key, data_dir);
 }
 

@@ -49,7 +49,8 @@ struct ScoredModel {
   const data::TextTokenizer& tokenizer() const;
 
   mutable std::shared_ptr<const data::TextTokenizer> tokenizer_;  // read by tokenizer()
-  std::string data_dir;  // where attnbench's models find gpt2_tokenizer/
+  std::string data_dir;  // where gpt2_tokenizer/ is: attnbench's models' tokenizer, and the one
+                         // that decodes shards for an imported model
 };
 
 // Loads the model in `dir` on the device `device` names (auto | cpu | cuda; "" = the checkpoint's

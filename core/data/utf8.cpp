@@ -49,4 +49,36 @@ size_t utf8_invalid_prefix(std::string_view s) {
   return i;
 }
 
+namespace {
+
+// How many bytes of a truncated or broken sequence one U+FFFD stands for: the longest prefix of
+// s that could still begin a well-formed sequence (Unicode table 3-7), at least one byte.
+size_t maximal_subpart(std::string_view s) {
+  auto b = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0; };
+  const unsigned char c = b(0);
+  size_t need = c >= 0xC2 && c <= 0xDF   ? 1
+                : c >= 0xE0 && c <= 0xEF ? 2
+                : c >= 0xF0 && c <= 0xF4 ? 3
+                                         : 0;
+  unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+  unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+  size_t n = 1;
+  while (n <= need && b(n) >= lo && b(n) <= hi) ++n, lo = 0x80, hi = 0xBF;
+  return n;
+}
+
+}  // namespace
+
+std::string utf8_lossy(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (size_t i = 0; i < bytes.size();) {
+    size_t valid = utf8_valid_prefix(bytes.substr(i));
+    out.append(bytes.substr(i, valid));
+    i += valid;
+    if (i < bytes.size()) out += kReplacementCharacter, i += maximal_subpart(bytes.substr(i));
+  }
+  return out;
+}
+
 }  // namespace attnbench::data

@@ -1,6 +1,7 @@
 // The held-out tokens the diagnostics read (docs/diagnostics.md): a text file (the model's tokens,
 // one document: the prefix token first, as shards store documents after end-of-text), an llm.c
-// shard (GPT-2 tokens), or by default the validation shard(s) named by the run's config (data.val).
+// shard (GPT-2 tokens; for an imported model, their text in its own tokens), or by default the
+// validation shard(s) named by the run's config (data.val).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,9 +22,10 @@ struct HeldOutTokens {
 };
 
 // At most `max_tokens` tokens from the source (the trained model's data.val when neither file is
-// given), a text file tokenized by the model's tokenizer. Throws UsageError when both or neither
-// (and the model has no validation data) are given, a file is missing, or a shard of GPT-2 tokens
-// is given for an imported model.
+// given), a text file tokenized by the model's tokenizer; for an imported model a shard's GPT-2
+// tokens are decoded (GPT-2's tokenizer from model.data_dir) and encoded by its tokenizer, document
+// by document. Throws UsageError when both or neither (and the model has no validation data) are
+// given, or a file is missing.
 HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, int64_t max_tokens);
 
 }  // namespace attnbench::evals::diagnostics

@@ -113,6 +113,22 @@ void measure_attention(const Cell& cell, results::Store& store, const evals::Sco
   store.record_attn_stats(cell.id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
 }
 
+// The same for an imported model ([[pretrained]]): the trained cells' held-out text, the base
+// config's validation shard read as text in the model's tokens (diagnostics/text_source.h), in
+// windows of the trained cells' context (or the model's, when shorter).
+void measure_pretrained_attention(const std::string& id, results::Store& store,
+                                  const evals::ScoredModel& scored, const config::RunConfig& base) {
+  namespace dx = evals::diagnostics;
+  if (base.data.val.empty()) return;
+  dx::DiagnosticsOptions opts;
+  opts.window = std::min(base.model.context_length, scored.model->shape().context_length);
+  opts.max_tokens = 8192;
+  dx::TextSource source;
+  source.shard = base.data.val;
+  dx::HeldOutTokens text = dx::read_held_out(source, scored, opts.max_tokens);
+  store.record_attn_stats(id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
+}
+
 // The cell's trained model, on its train.device, with the tokenizer from the data root.
 evals::ScoredModel load_cell_model(const std::filesystem::path& run_dir, const CellRunOptions& o) {
   return evals::load_scored_model(run_dir, "", "train.device", o.data_root.string());
@@ -312,10 +328,11 @@ CellOutcome run_cell_here(const SweepFile& sweep, const Cell& cell, results::Sto
 namespace {
 
 CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& entry,
-                                const config::EvalConfig& eval, const std::string& device,
-                                results::Store& store, const CellRunOptions& o) {
+                                const config::RunConfig& base, results::Store& store,
+                                const CellRunOptions& o) {
+  const config::EvalConfig& eval = base.eval;
   const evals::ScoredModel scored =
-      evals::load_scored_model(entry.path, device, "train.device", o.data_root.string());
+      evals::load_scored_model(entry.path, base.train.device, "train.device", o.data_root.string());
   const std::string& id = scored.run_id;
   const std::string label = "pretrained=" + scored.pretrained->name;
   results::ClaimOptions co;
@@ -347,6 +364,7 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
       say(id, label, "interrupted during evaluation; scored tasks are kept");
       return CellOutcome::Interrupted;
     }
+    measure_pretrained_attention(id, store, scored, base);
     store.set_status(id, RunStatus::Finished);
     say(id, label, "finished");
     return CellOutcome::Finished;
@@ -361,9 +379,9 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
 }  // namespace
 
 CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
-                           const config::EvalConfig& eval, const std::string& device,
-                           results::Store& store, const CellRunOptions& o) {
-  const CellOutcome outcome = run_pretrained_here(sweep, entry, eval, device, store, o);
+                           const config::RunConfig& base, results::Store& store,
+                           const CellRunOptions& o) {
+  const CellOutcome outcome = run_pretrained_here(sweep, entry, base, store, o);
   release_free_memory();
   return outcome;
 }

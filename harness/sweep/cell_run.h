@@ -61,12 +61,14 @@ std::vector<std::string> missing_tasks(const std::string& run_id, const config::
 std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store);
 
 // An eval-only cell ([[pretrained]], docs/sweeps.md "Pretrained models"): the Hugging Face folder
-// loaded on `device` (the base config's train.device), stored under its own run id (its identity:
-// family, name, weights, config.json) as a member of the sweep, and scored on the tasks of `eval`
-// that the store lacks for it, as `attnbench eval` scores it. Outcomes as run_cell's (Finished,
-// Evaluated, Skipped, Held, Interrupted, Failed); a folder that cannot be loaded throws.
+// loaded on the base config's train.device, stored under its own run id (its identity: family,
+// name, weights, config.json) as a member of the sweep, scored on the tasks of the base config's
+// [eval] that the store lacks for it, as `attnbench eval` scores it, and measured (sink mass,
+// sparsity) on the text of the base config's validation shard, as the trained cells are. Outcomes
+// as run_cell's (Finished, Evaluated, Skipped, Held, Interrupted, Failed); a folder that cannot be
+// loaded throws.
 CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
-                           const config::EvalConfig& eval, const std::string& device,
-                           results::Store& store, const CellRunOptions& options);
+                           const config::RunConfig& base, results::Store& store,
+                           const CellRunOptions& options);
 
 }  // namespace attnbench::sweep

@@ -108,10 +108,11 @@ int dry_run(const SweepFile& sweep, const Expansion& e, const std::vector<const 
 std::vector<std::string> run_pretrained_entries(const SweepFile& sweep, const Expansion& e,
                                                 results::Store& store, const CellRunOptions& co) {
   std::vector<std::string> unfinished;
-  const config::RunConfig& base = e.cells.front().config;  // the sweep's tasks, limits, device
+  // The sweep's tasks, limits, device and held-out text.
+  const config::RunConfig& base = e.cells.front().config;
   for (const PretrainedEntry& p : sweep.pretrained) {
     if (interrupted()) break;
-    const CellOutcome outcome = run_pretrained(sweep, p, base.eval, base.train.device, store, co);
+    const CellOutcome outcome = run_pretrained(sweep, p, base, store, co);
     if (outcome == CellOutcome::Interrupted || outcome == CellOutcome::Failed ||
         outcome == CellOutcome::Held) {
       unfinished.push_back(p.path.string() + " (" + to_string(outcome) + ")");

@@ -79,6 +79,15 @@ grep -q "pretrained=gpt2: finished" "$tmp/sweep.out" || { cat "$tmp/sweep.out"; 
   fail "the imported run is not a member of the sweep"
 "$A" results table --sweep mixed --db "$tmp/sw.db" > "$tmp/table.md"
 grep -q "| gpt2 |" "$tmp/table.md" || { cat "$tmp/table.md"; fail "no gpt2 row in the table"; }
+# Measured on the cells' held-out text (the base config's val shard, read as text).
+[ "$(sql "$tmp/sw.db" "SELECT count(*) FROM attn_stats a JOIN params p ON p.run = a.run
+     WHERE p.key = 'pretrained.name' AND a.stat = 'sink_mass'")" -gt 0 ] ||
+  fail "no attention statistics for the imported model"
+"$A" attn-stats --checkpoint "$hf/llama_gqa" --data "$tmp/sw/shards/val.bin" --tokens 128 \
+  --format json > "$tmp/shard_stats.json" 2> "$tmp/shard_stats.err" ||
+  { cat "$tmp/shard_stats.err"; fail "attn-stats --data on an imported model"; }
+grep -q "val.bin" "$tmp/shard_stats.err" "$tmp/shard_stats.json" ||
+  { cat "$tmp/shard_stats.err"; fail "the shard is not named as the source"; }
 [ "$(grep -c '^| ' "$tmp/table.md")" = 4 ] || { cat "$tmp/table.md"; fail "not header, rule and 2 rows"; }
 (cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
   --quiet > "$tmp/again.out" 2>&1) || { cat "$tmp/again.out"; fail "second sweep run"; }
