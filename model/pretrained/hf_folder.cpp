@@ -97,9 +97,10 @@ class FolderWeights : public WeightSource {
 };
 
 std::string weights_digest(const std::vector<fs::path>& files) {
+  if (files.size() == 1) return sha256_file(files.front());  // each file is hashed once
   std::string all;
   for (const fs::path& f : files) all += f.filename().string() + " " + sha256_file(f) + "\n";
-  return files.size() == 1 ? sha256_file(files.front()) : sha256_hex(all);
+  return sha256_hex(all);
 }
 
 }  // namespace
