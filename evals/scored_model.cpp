@@ -6,6 +6,7 @@
 #include "core/common/error.h"
 #include "core/common/regular_file.h"
 #include "core/common/sha256.h"
+#include "core/data/hf_model_folder.h"
 #include "core/data/hf_tokenizer.h"
 #include "core/data/tokenizer.h"
 #include "model/checkpoint_model.h"
@@ -99,7 +100,7 @@ std::vector<results::Param> ScoredModel::params() const {
 
 ScoredModel load_scored_model(const fs::path& dir, const std::string& device,
                               const std::string& device_key, const std::string& data_dir) {
-  if (model::pretrained::is_pretrained_folder(dir)) {
+  if (data::is_hf_model_folder(dir)) {
     ScoredModel m = load_imported(dir, device, device_key);
     m.data_dir = data_dir;  // GPT-2's tokenizer, to read shards as text (diagnostics/text_source.h)
     return m;

@@ -7,9 +7,9 @@
 
 #include "evals/tasks/task.h"
 #include "core/common/regular_file.h"
+#include "core/data/hf_model_folder.h"
 #include "core/config/toml_bridge.h"
 #include "harness/sweep/values.h"
-#include "model/pretrained/hf_folder.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -281,7 +281,7 @@ std::vector<PretrainedEntry> parse_pretrained(const Reader& r, const toml::node&
     }
     if (!path) throw InputError(r.at(x), "[[pretrained]] needs path = \"<Hugging Face model folder>\"");
     PretrainedEntry e{sweep_file.parent_path() / r.string(*path, "[[pretrained]] path"), r.at(*path)};
-    if (!model::pretrained::is_pretrained_folder(e.path)) {
+    if (!data::is_hf_model_folder(e.path)) {
       throw InputError(e.where, "[[pretrained]] path " + e.path.string() +
                                     " is not a Hugging Face model folder (a config.json with a "
                                     "model_type; docs/pretrained.md)");

@@ -1,10 +1,7 @@
 #include "model/pretrained/hf_folder.h"
 
-#include <fstream>
 #include <map>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
@@ -104,15 +101,6 @@ std::string weights_digest(const std::vector<fs::path>& files) {
 }
 
 }  // namespace
-
-bool is_pretrained_folder(const fs::path& dir) {
-  // A run folder and an `attnbench export` folder hold a config.json too, without model_type.
-  const fs::path config = dir / "config.json";
-  if (!fs::is_regular_file(config)) return false;
-  std::ifstream in(config);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("model_type");
-}
 
 ArchitectureConfig read_architecture(const fs::path& dir) {
   const HFConfig cfg = HFConfig::read(dir / "config.json");

@@ -1,10 +1,9 @@
 // A Hugging Face model folder as a checkpoint (docs/pretrained.md): config.json, the weights in
 // model.safetensors or shards listed by model.safetensors.index.json, and the tokenizer files
-// (read by core/data/hf_tokenizer.h). Recognised by its config.json naming a model_type (run
-// folders and attnbench's export hold a config.json of their own); everything is checked before
-// the weights are read: the architecture (model_type) is registered, every config key is honoured
-// or refused, every tensor the architecture needs is present with its shape, and no tensor is left
-// over unexplained.
+// (read by core/data/hf_tokenizer.h). Recognised by its config.json naming a model_type
+// (core/data/hf_model_folder.h); everything is checked before the weights are read: the
+// architecture (model_type) is registered, every config key is honoured or refused, every tensor
+// the architecture needs is present with its shape, and no tensor is left over unexplained.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -21,9 +20,6 @@ struct PretrainedModel {
   std::string weights_sha256;  // SHA-256 over the weight files' bytes, in file-name order
   torch::Device device{torch::kCPU};
 };
-
-// Whether `dir` is a Hugging Face model folder: its config.json is an object with model_type.
-bool is_pretrained_folder(const std::filesystem::path& dir);
 
 // The architecture config.json declares, parsed and checked (UsageError naming the file and key).
 ArchitectureConfig read_architecture(const std::filesystem::path& dir);

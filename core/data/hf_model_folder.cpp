@@ -1,0 +1,18 @@
+#include "core/data/hf_model_folder.h"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace attnbench::data {
+
+bool is_hf_model_folder(const std::filesystem::path& dir) {
+  const std::filesystem::path config = dir / "config.json";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(config, ec)) return false;
+  std::ifstream in(config);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("model_type");
+}
+
+}  // namespace attnbench::data

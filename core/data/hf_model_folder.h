@@ -1,0 +1,12 @@
+// Whether a folder is a Hugging Face model folder (docs/pretrained.md, "What makes a folder a
+// model"): its config.json is a JSON object naming a model_type. Run folders and attnbench's export
+// hold a config.json of their own, without one. Torch-free, so that a sweep file's [[pretrained]]
+// paths are checked where sweep files are parsed (and fuzzed).
+#pragma once
+#include <filesystem>
+
+namespace attnbench::data {
+
+bool is_hf_model_folder(const std::filesystem::path& dir);
+
+}  // namespace attnbench::data
