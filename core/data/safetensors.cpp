@@ -400,6 +400,15 @@ const char* safetensors_dtype_name(SafetensorsDtype dtype) {
   return "?";
 }
 
+void SafetensorsFile::release(const SafetensorsTensor& t) const {
+  if (t.bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(t.data), end = begin + t.bytes;
+  const uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;
+  // Advice only: a failure leaves the pages resident, which costs memory and nothing else.
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
 void SafetensorsFile::Unmap::operator()(const std::byte* base) const {
   ::munmap(const_cast<std::byte*>(base), bytes);
 }

@@ -48,6 +48,10 @@ class SafetensorsFile {
   const SafetensorsTensor* find(std::string_view name) const;                 // nullptr if absent
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::filesystem::path& path() const { return path_; }
+  // Drops the resident pages that lie wholly inside `t`'s bytes (madvise MADV_DONTNEED; the
+  // mapping stays valid and reads them again from the file if touched). A loader that reads each
+  // tensor once calls it after the read, so that the mapped file does not add to its peak memory.
+  void release(const SafetensorsTensor& t) const;
 
  private:
   struct Unmap {

@@ -47,9 +47,18 @@ struct ArchitectureConfig {
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
-  // The tensor `name` with `shape` (UsageError naming the file and tensor when it is missing or
-  // has another shape); each tensor may be taken once.
-  virtual torch::Tensor take(const std::string& name, std::vector<int64_t> shape) = 0;
+  // Converts the tensor `name` straight into `out`, a contiguous float32 CPU tensor of the shape
+  // the file must hold (UsageError naming the file and tensor when it is missing or has another
+  // shape); each tensor may be taken once. Writing into the parameter itself, with no temporary,
+  // is what keeps loading within the model's fp32 size (docs/pretrained.md, "Memory").
+  virtual void take_into(const std::string& name, torch::Tensor& out) = 0;
+  // The same into a new tensor of `shape`, for weights laid out otherwise than their parameter
+  // (GPT-2's Conv1D, fused q/k/v): one layer's matrix at a time.
+  torch::Tensor take(const std::string& name, const std::vector<int64_t>& shape) {
+    torch::Tensor out = torch::empty(shape, torch::kFloat32);
+    take_into(name, out);
+    return out;
+  }
   // Whether the folder has `name` (an optional tensor, e.g. a bias).
   virtual bool has(const std::string& name) const = 0;
 };

@@ -51,7 +51,11 @@ class FolderWeights : public WeightSource {
 
   bool has(const std::string& name) const override { return by_name_.count(name) > 0; }
 
-  torch::Tensor take(const std::string& name, std::vector<int64_t> shape) override {
+  void take_into(const std::string& name, torch::Tensor& out) override {
+    if (!out.is_contiguous() || out.scalar_type() != torch::kFloat32 || !out.device().is_cpu()) {
+      throw std::logic_error("tensor " + name + ": take_into needs a contiguous float32 CPU tensor");
+    }
+    const std::vector<int64_t> shape = out.sizes().vec();
     auto it = by_name_.find(name);
     if (it == by_name_.end()) {
       throw UsageError(files_.front().path().parent_path().string() + ": tensor " + name +
@@ -63,9 +67,8 @@ class FolderWeights : public WeightSource {
                        show(t.shape) + ", config.json implies " + show(shape));
     }
     if (!taken_.insert(name).second) throw std::logic_error("tensor " + name + " taken twice");
-    torch::Tensor out = torch::empty(shape, torch::kFloat32);
     data::to_float32(t, out.data_ptr<float>());
-    return out;
+    it->second.file->release(t);  // read once: its pages need not stay resident
   }
 
   // A UsageError naming the first tensor neither taken nor `ignorable`.

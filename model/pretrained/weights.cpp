@@ -4,7 +4,7 @@ namespace attnbench::model::pretrained {
 
 void fill(WeightSource& w, const std::string& name, torch::Tensor& param) {
   torch::NoGradGuard no_grad;
-  param.copy_(w.take(name, param.sizes().vec()));
+  w.take_into(name, param);
 }
 
 void fill_if(WeightSource& w, const std::string& name, torch::Tensor& param) {
