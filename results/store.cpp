@@ -456,4 +456,11 @@ std::vector<EvalRow> Store::evals(const std::string& run_id) {
   return out;
 }
 
+bool Store::has_attn_stats(const std::string& run_id) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare("SELECT 1 FROM attn_stats WHERE run = ? LIMIT 1");
+  s.bind(1, run_id);
+  return s.step();
+}
+
 }  // namespace attnbench::results

@@ -188,6 +188,7 @@ class Store {
   std::vector<Param> params(const std::string& run_id);
   std::vector<Metric> metrics(const std::string& run_id, const std::string& key);  // by step
   std::vector<EvalRow> evals(const std::string& run_id);
+  bool has_attn_stats(const std::string& run_id);  // whether any attention statistic is stored
 
   // This Store's claim owner, "host:pid".
   const std::string& owner() const;

@@ -97,36 +97,40 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const evals::Scor
   return evaluate_missing(cell.id, cell.label, cell.config.eval, store, scored, tasks, o);
 }
 
-// Sink mass and sparsity (docs/diagnostics.md, "What is measured") of the trained model on its
-// validation text, for the sweep table's diagnostics columns; stored with the run's other results,
-// as upserts.
-void measure_attention(const Cell& cell, results::Store& store, const evals::ScoredModel& scored) {
+// Sink mass and sparsity (docs/diagnostics.md, "What is measured") of `scored` on held-out text,
+// for the sweep table's diagnostics columns; stored as run `id`'s, as upserts. `opts` says the
+// windows (and a Mask@k run's fixed token); at most 8192 tokens are read.
+void measure_attention(const std::string& id, results::Store& store,
+                       const evals::ScoredModel& scored, const evals::diagnostics::TextSource& source,
+                       evals::diagnostics::DiagnosticsOptions opts) {
   namespace dx = evals::diagnostics;
-  const config::RunConfig& cfg = *scored.cfg;
-  if (cfg.data.val.empty()) return;  // no held-out text to measure on
-  dx::DiagnosticsOptions opts;
-  opts.window = cfg.model.context_length;
   opts.max_tokens = 8192;
-  opts.fixed_position = cfg.data.fixed_token_position;  // Mask@k runs, measured as trained
-  opts.fixed_token_id = cfg.data.fixed_token_id;
-  dx::HeldOutTokens text = dx::read_held_out(dx::TextSource{}, scored, opts.max_tokens);
-  store.record_attn_stats(cell.id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
-}
-
-// The same for an imported model ([[pretrained]]): the trained cells' held-out text, the base
-// config's validation shard read as text in the model's tokens (diagnostics/text_source.h), in
-// windows of the trained cells' context (or the model's, when shorter).
-void measure_pretrained_attention(const std::string& id, results::Store& store,
-                                  const evals::ScoredModel& scored, const config::RunConfig& base) {
-  namespace dx = evals::diagnostics;
-  if (base.data.val.empty()) return;
-  dx::DiagnosticsOptions opts;
-  opts.window = std::min(base.model.context_length, scored.model->shape().context_length);
-  opts.max_tokens = 8192;
-  dx::TextSource source;
-  source.shard = base.data.val;
   dx::HeldOutTokens text = dx::read_held_out(source, scored, opts.max_tokens);
   store.record_attn_stats(id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
+}
+
+// A trained cell: its own validation text, in windows of its context, Mask@k runs as trained.
+void measure_attention(const Cell& cell, results::Store& store, const evals::ScoredModel& scored) {
+  const config::RunConfig& cfg = *scored.cfg;
+  if (cfg.data.val.empty()) return;  // no held-out text to measure on
+  evals::diagnostics::DiagnosticsOptions opts;
+  opts.window = cfg.model.context_length;
+  opts.fixed_position = cfg.data.fixed_token_position;
+  opts.fixed_token_id = cfg.data.fixed_token_id;
+  measure_attention(cell.id, store, scored, {}, opts);
+}
+
+// An imported model ([[pretrained]]): the trained cells' held-out text, the base config's
+// validation shard read as text in the model's tokens (diagnostics/text_source.h), in windows of
+// the trained cells' context (or the model's, when shorter).
+void measure_pretrained_attention(const std::string& id, results::Store& store,
+                                  const evals::ScoredModel& scored, const config::RunConfig& base) {
+  if (base.data.val.empty()) return;
+  evals::diagnostics::DiagnosticsOptions opts;
+  opts.window = std::min(base.model.context_length, scored.model->shape().context_length);
+  evals::diagnostics::TextSource source;
+  source.shard = base.data.val;
+  measure_attention(id, store, scored, source, opts);
 }
 
 // The cell's trained model, on its train.device, with the tokenizer from the data root.
@@ -344,10 +348,13 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
   const std::vector<std::string> tasks = missing_tasks(id, eval, store);
   if (!claim.claimed) {
     switch (claim.previous) {
-      case RunStatus::Finished:  // scored before (another sweep, `eval --db`): the rest only
-        if (tasks.empty()) return CellOutcome::Skipped;
-        return evaluate_missing(id, label, eval, store, scored, tasks, o) ? CellOutcome::Evaluated
-                                                                          : CellOutcome::Interrupted;
+      case RunStatus::Finished: {  // scored before (another sweep, `eval --db`): the rest only
+        const bool measured = store.has_attn_stats(id);  // `eval --db` measures no attention
+        if (tasks.empty() && measured) return CellOutcome::Skipped;
+        if (!evaluate_missing(id, label, eval, store, scored, tasks, o)) return CellOutcome::Interrupted;
+        if (!measured) measure_pretrained_attention(id, store, scored, base);
+        return CellOutcome::Evaluated;
+      }
       case RunStatus::Running:
         say(id, label, "running in " + claim.holder + ", skipped");
         return CellOutcome::Held;
@@ -356,7 +363,6 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
         return CellOutcome::Skipped;
     }
   }
-  say(id, label, "evaluating " + entry.path.string());
   Heartbeat heartbeat(store, id);
   try {
     if (!evaluate_missing(id, label, eval, store, scored, tasks, o)) {

@@ -92,4 +92,12 @@ grep -q "val.bin" "$tmp/shard_stats.err" "$tmp/shard_stats.json" ||
 (cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
   --quiet > "$tmp/again.out" 2>&1) || { cat "$tmp/again.out"; fail "second sweep run"; }
 grep -q "evaluating" "$tmp/again.out" && { cat "$tmp/again.out"; fail "scored again"; }
+# A model scored before by `eval --db` (no attention measured) gets its statistics when a sweep
+# lists it, though no task is missing.
+sed 's/^limit = 4$/limit = 5/' "$tmp/sw/mixed.toml" > "$tmp/sw/later.toml"
+(cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep later.toml --db "$tmp/eval.db" --runs-dir "$tmp/sw/runs" \
+  --quiet > "$tmp/later.out" 2>&1) || { cat "$tmp/later.out"; fail "sweep over an eval --db store"; }
+grep -q "pretrained=gpt2: evaluating" "$tmp/later.out" && { cat "$tmp/later.out"; fail "rescored"; }
+[ "$(sql "$tmp/eval.db" "SELECT count(*) FROM attn_stats WHERE run = '$run' AND stat = 'sink_mass'")" -gt 0 ] ||
+  { cat "$tmp/later.out"; fail "a model scored by eval --db gets no attention statistics in a sweep"; }
 echo "pretrained_cli: ok"
