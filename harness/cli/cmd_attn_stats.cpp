@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "core/config/run_config.h"
 #include "evals/scored_model.h"
 #include "evals/diagnostics/heatmap_png.h"
@@ -228,10 +229,16 @@ int run(const Options& o) {
     throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
                                  m.context_length));
   }
+  const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
+  const std::filesystem::path db = want_store ? results::default_db_path(o.db) : "";
+  const std::vector<NamedPath> inputs = {{"the checkpoint", scored.source},
+                                         {"--text", o.source.text_file},
+                                         {"--data", o.source.shard},
+                                         {"--db", db}};
+  if (!o.heatmap_out.empty()) refuse_output_over_inputs({"--heatmap-out", o.heatmap_out}, inputs);
+  if (!o.plots.empty()) refuse_output_over_inputs({"--plots", o.plots}, inputs);
   std::unique_ptr<results::Store> store;
-  if (!o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr) {
-    store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
-  }
+  if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
   const dx::HeldOutTokens text = dx::read_held_out(o.source, scored, o.tokens);
   dx::DiagnosticsOptions opts;

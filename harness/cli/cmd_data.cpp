@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "core/data/prepare.h"
 #include "core/data/tokenizer.h"
 #include "harness/cli/command.h"
@@ -69,6 +70,9 @@ int prepare(const PrepareArgs& a) {
   o.force = a.force;
   o.created_by = fmt::format("attnbench {} data prepare", ATTNBENCH_VERSION);
   o.progress = ProgressPrinter();
+  std::vector<NamedPath> inputs = {{"--tokenizer", o.tokenizer_dir}};
+  for (const auto& i : a.inputs) inputs.push_back({"--input", i});
+  refuse_output_over_inputs({"--out", a.out}, inputs);
   data::PrepareSummary s = data::prepare_shards(o);
 
   for (const auto& e : s.skipped_examples) fmt::print(stderr, "skipped: {}\n", e);

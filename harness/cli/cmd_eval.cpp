@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "core/common/paths.h"
 #include "core/config/run_config.h"
 #include "evals/decoder_lm_adapter.h"
@@ -109,6 +110,12 @@ int run(Options o) {
   const int threads = init_threads(o.threads);
   const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
   evals::require_text(scored, "eval");
+  const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
+  const std::filesystem::path db = want_store ? results::default_db_path(o.db) : "";
+  if (!o.dump_requests.empty()) {
+    refuse_output_over_inputs({"--dump-requests", o.dump_requests},
+                              {{"the checkpoint", scored.source}, {"--db", db}});
+  }
   // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
   const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
 
@@ -130,8 +137,7 @@ int run(Options o) {
   const std::vector<evals::LoadedTask> loaded_tasks =
       evals::load_tasks(tasks, data_root(o.data_dir), limit);
   std::unique_ptr<results::Store> store;
-  const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
-  if (want_store) store = std::make_unique<results::Store>(results::Store::open(results::default_db_path(o.db)));
+  if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
   if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "evals/model_export.h"
 #include "harness/cli/command.h"
 #include "model/checkpoint_model.h"
@@ -26,6 +27,7 @@ int run(const Options& o) {
                      did_you_mean(o.format, {"safetensors"}));
   }
   model::LoadedModel loaded = model::load_model(o.checkpoint);
+  refuse_output_over_inputs({"--out", o.out}, {{"the checkpoint", loaded.checkpoint}});
   evals::ExportSummary s = evals::export_model(loaded.model, loaded.cfg, loaded.step, o.out);
   for (const auto& f : s.files) fmt::print("wrote {}\n", f.string());
   if (!s.llama) fmt::print("no Llama layout: {}\n", s.llama_skipped);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "evals/diagnostics/heatmap_png.h"
 #include "evals/diagnostics/model_diagnostics.h"
 #include "evals/diagnostics/text_source.h"
@@ -83,7 +84,9 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
 
 int run(const Options& o) {
   init_threads(o.threads);
-  results::Store store = results::Store::open(results::default_db_path(o.db), /*read_only=*/true);
+  const std::filesystem::path db = results::default_db_path(o.db);
+  refuse_output_over_inputs({"--out", o.out}, {{"--db", db}});
+  results::Store store = results::Store::open(db, /*read_only=*/true);
   results::ReportOptions ro;
   ro.sweep = o.sweep;
   ro.out = o.out;
@@ -91,6 +94,11 @@ int run(const Options& o) {
   // The sweep and --baseline are checked (and the paired tests run) before any checkpoint is read.
   const std::vector<results::SweepMember> members = results::sweep_members(store.db(), o.sweep);
   ro.paired = results::paired_comparison(store.db(), o.sweep, o.baseline);
+  if (!o.no_heatmaps) {  // the heatmaps read each run's checkpoint
+    std::vector<NamedPath> runs;
+    for (const auto& m : members) runs.push_back({"run folder", std::filesystem::path(o.runs_dir) / m.id});
+    refuse_output_over_inputs({"--out", o.out}, runs);
+  }
   std::filesystem::create_directories(ro.out);
   if (!o.no_heatmaps) {
     for (const auto& m : members) {

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/output_path.h"
 #include "core/common/paths.h"
 #include "core/data/hf_tokenizer.h"
 #include "core/data/tokenizer.h"
@@ -305,6 +306,10 @@ int run_sweep(const SweepOptions& o) {
   const fs::path db = results::default_db_path(o.db);
 
   if (!o.slurm.empty()) {
+    std::vector<NamedPath> inputs = {
+        {"the sweep file", sweep.file}, {"its base config", sweep.base}, {"--db", db}};
+    for (const PretrainedEntry& p : sweep.pretrained) inputs.push_back({"[[pretrained]]", p.path});
+    refuse_output_over_inputs({"--slurm", o.slurm}, inputs);
     write_slurm_script(sweep, cells, o, db);
     fmt::print("wrote {}: a Slurm array of {} cell(s), one database per cell\n", o.slurm,
                cells.size());
