@@ -10,6 +10,7 @@
 #include "core/data/hf_tokenizer.h"
 #include "core/data/tokenizer.h"
 #include "model/checkpoint_model.h"
+#include "model/finite.h"
 #include "model/pretrained/hf_folder.h"
 
 namespace attnbench::evals {
@@ -100,12 +101,15 @@ std::vector<results::Param> ScoredModel::params() const {
 
 ScoredModel load_scored_model(const fs::path& dir, const std::string& device,
                               const std::string& device_key, const std::string& data_dir) {
+  ScoredModel m;
   if (data::is_hf_model_folder(dir)) {
-    ScoredModel m = load_imported(dir, device, device_key);
+    m = load_imported(dir, device, device_key);
     m.data_dir = data_dir;  // GPT-2's tokenizer, to read shards as text (diagnostics/text_source.h)
-    return m;
+  } else {
+    m = load_trained(dir, device, device_key, data_dir);
   }
-  return load_trained(dir, device, device_key, data_dir);
+  model::require_finite_model(*m.model, m.source.string());
+  return m;
 }
 
 void require_text(const ScoredModel& m, const std::string& command) {

@@ -11,6 +11,7 @@
 #include "evals/model_export.h"
 #include "harness/cli/command.h"
 #include "model/checkpoint_model.h"
+#include "model/finite.h"
 
 namespace attnbench::cli::cmd_export {
 namespace {
@@ -28,6 +29,7 @@ int run(const Options& o) {
   }
   model::LoadedModel loaded = model::load_model(o.checkpoint);
   refuse_output_over_inputs({"--out", o.out}, {{"the checkpoint", loaded.checkpoint}});
+  model::require_finite_model(*loaded.model, loaded.checkpoint.string());
   evals::ExportSummary s = evals::export_model(loaded.model, loaded.cfg, loaded.step, o.out);
   for (const auto& f : s.files) fmt::print("wrote {}\n", f.string());
   if (!s.llama) fmt::print("no Llama layout: {}\n", s.llama_skipped);

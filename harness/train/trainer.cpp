@@ -22,6 +22,7 @@
 #include "model/checkpoint.h"
 #include "model/checkpoint_dir.h"
 #include "model/device.h"
+#include "model/finite.h"
 
 namespace attnbench::train {
 
@@ -187,7 +188,14 @@ struct StepLoop {
       if (last || due(tc.log_interval)) check_replicas();
       if (last || due(tc.eval_interval)) validate();
       const bool stop = !last && (comm ? stop_agreed : opts.should_stop && opts.should_stop());
-      if (last || stop || due(tc.checkpoint_interval)) checkpoint();
+      if (last || stop || due(tc.checkpoint_interval)) {
+        // A finite loss and gradient can still step into an overflow: no checkpoint is written
+        // from non-finite weights, so the last one on disk stays a model that can be scored.
+        if (std::string bad = model::first_non_finite_tensor(model); !bad.empty()) {
+          return diverged_weights(bad);
+        }
+        checkpoint();
+      }
       if (stop) return interrupted();
     }
     return finish("finished");
@@ -247,6 +255,13 @@ struct StepLoop {
     progress.note(fmt::format("diverged at step {}: loss {}, gradient norm {}; the last good "
                               "checkpoint is kept",
                               state.step + 1, g.loss, g.grad_norm));
+    return finish("diverged");
+  }
+
+  TrainResult diverged_weights(const std::string& tensor) {
+    progress.note(fmt::format("diverged at step {}: the weights are no longer finite ({}); the "
+                              "last good checkpoint is kept",
+                              state.step, tensor));
     return finish("diverged");
   }
 
