@@ -118,6 +118,14 @@ Db::Db(const std::filesystem::path& path, bool read_only) : path_(path), read_on
     throw UsageError(path.string() + " is a folder; expected a results database file (e.g. " +
                      (path / "attnbench.db").string() + ")");
   }
+  // A FIFO would block SQLite's open() until a writer appears, a device its reads: only a regular
+  // file (or a path to create) is a database, as for every other input (core/common/regular_file.h).
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw UsageError(path.string() + " is not a regular file (a FIFO, socket or device); expected "
+                     "a results database file");
+  }
   try {
     connect();
   } catch (...) {

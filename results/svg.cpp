@@ -141,7 +141,10 @@ std::string xml_escape(const std::string& text) {
 
 std::vector<double> nice_ticks(double lo, double hi, int target) {
   widen(lo, hi);
-  const double raw = (hi - lo) / std::max(1, target);
+  const int n = std::max(1, target);
+  const double raw = hi / n - lo / n;  // (hi - lo) / n without overflow at +-1e308
+  // Bounds that are not finite (a stored infinity) have no nice steps: their two ends only.
+  if (!std::isfinite(raw) || !(raw > 0)) return {lo, hi};
   const double mag = std::pow(10.0, std::floor(std::log10(raw)));
   double step = mag;
   for (double m : {1.0, 2.0, 5.0, 10.0}) {
@@ -153,6 +156,7 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
   for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9; k += 1) {
     ticks.push_back(k == 0 ? 0.0 : k * step);
   }
+  if (ticks.empty()) return {lo, hi};  // k * step overflowed near float64's largest value
   return ticks;
 }
 
@@ -237,12 +241,24 @@ std::string render_line_chart(const LineChart& c) {
   return s + "</svg>\n";
 }
 
+namespace {
+
+// A bar is drawn when its value and its whisker's ends are finite: a stored infinity or 1e308
+// (whose whisker overflows) has no place on an axis, and is left out as a missing value is.
+bool drawable(const Bar& b) {
+  if (!b.value) return false;
+  const double w = b.whisker.value_or(0);
+  return std::isfinite(*b.value - w) && std::isfinite(*b.value + w);
+}
+
+}  // namespace
+
 std::string render_bar_chart(const BarChart& c) {
   double y0 = 0, y1 = 0;
   bool any = false;
   for (const auto& g : c.values) {
     for (const auto& b : g) {
-      if (!b.value) continue;
+      if (!drawable(b)) continue;
       const double w = b.whisker.value_or(0);
       y0 = any ? std::min(y0, *b.value - w) : *b.value - w;
       y1 = any ? std::max(y1, *b.value + w) : *b.value + w;
@@ -274,7 +290,7 @@ std::string render_bar_chart(const BarChart& c) {
                      f.py1 + 16, xml_escape(c.groups[g]));
     for (size_t i = 0; i < c.series.size() && g < c.values.size() && i < c.values[g].size(); ++i) {
       const Bar& b = c.values[g][i];
-      if (!b.value) continue;
+      if (!drawable(b)) continue;
       const double x = gx + group_w * 0.1 + i * bar_w;
       const double top = f.sy(std::max(*b.value, 0.0)), base = f.sy(std::min(*b.value, 0.0));
       s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"

@@ -70,7 +70,8 @@ int prepare(const PrepareArgs& a) {
   o.force = a.force;
   o.created_by = fmt::format("attnbench {} data prepare", ATTNBENCH_VERSION);
   o.progress = ProgressPrinter();
-  std::vector<NamedPath> inputs = {{"--tokenizer", o.tokenizer_dir}};
+  std::vector<NamedPath> inputs = {{"the tokenizer file", o.tokenizer_dir / "encoder.json"},
+                                   {"the tokenizer file", o.tokenizer_dir / "vocab.bpe"}};
   for (const auto& i : a.inputs) inputs.push_back({"--input", i});
   refuse_output_over_inputs({"--out", a.out}, inputs);
   data::PrepareSummary s = data::prepare_shards(o);

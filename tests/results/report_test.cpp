@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -371,6 +372,39 @@ CATCH_TEST_CASE("report: a sweep without statistics or evals says so instead of 
   CATCH_CHECK_THAT(section_of(html, "side-by-side"), Contains("Nothing to compare yet"));
   CATCH_CHECK(section_of(html, "side-by-side").find("<table>") == std::string::npos);
   CATCH_CHECK(referenced_files(html).empty());
+}
+
+CATCH_TEST_CASE("report: any stored float is drawn or left out, never a crash") {
+  // Before, an accuracy of +-Inf or +-1e308 ended the report in SIGSEGV: the tick list of an
+  // infinite (or overflowing) range was empty and its front() read.
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const double v : {inf, -inf, 1e308, -1e308, std::nan("")}) {
+    CATCH_INFO("stored value " << v);
+    TempDir dir;
+    Store store = Store::open(dir / "r.db");
+    fill(store);
+    store.record_evals("lazy0", {eval("piqa", "acc", v, 0.02), eval("arc_easy", "acc", v, 1e308)});
+    store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, v}, {0, -1, "sink_mass", -1, v}});
+    store.log_metrics("lazy0", {{"train/loss", 50, v, 0}});
+    ReportOptions o;
+    o.sweep = "demo";
+    o.out = dir / "report";
+    CATCH_CHECK_THAT(slurp(write_report(store.db(), o)), Contains("</html>"));
+  }
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {0, inf}, {-inf, inf}, {-1e308, 1e308}, {0, 1.7e308}}) {
+    CATCH_INFO("range " << lo << " .. " << hi);
+    CATCH_CHECK(!nice_ticks(lo, hi).empty());
+  }
+  BarChart b;
+  b.title = "bars";
+  b.groups = {"piqa"};
+  b.series = {"inf", "big", "ok"};
+  b.values = {{Bar{inf, 2.0}, Bar{1e308, 1e308}, Bar{50.0, 2.0}}};
+  const std::string bars = render_bar_chart(b);
+  CATCH_CHECK_THAT(bars, Contains("<title>ok: 50 ± 2</title>"));
+  CATCH_CHECK(bars.find("<title>inf") == std::string::npos);  // not drawable: left out
+  CATCH_CHECK(bars.find("<title>big") == std::string::npos);  // its whisker overflows
 }
 
 CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {

@@ -43,4 +43,15 @@ expect_fail 2 "sweep file $WORK/cfg.toml is a FIFO" run sweep "$WORK/cfg.toml" -
 printf '[sweep]\nname = "fifo"\nbase = "%s"\n' "$WORK/cfg.toml" > "$WORK/sweep.toml"
 expect_fail 2 "base config $WORK/cfg.toml is a FIFO" run sweep "$WORK/sweep.toml" --dry-run
 expect_fail 2 "tokenize --file $WORK/text.txt is a FIFO" run tokenize --file "$WORK/text.txt"
+# A FIFO as the results database: every command that reads one (before, the read-only ones and a
+# merge from it blocked forever in SQLite's open()).
+mkfifo "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run results runs --db "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run results table --sweep s --db "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run results show abc --db "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run results sql "SELECT 1" --db "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run report --sweep s --out "$WORK/rep" --db "$WORK/db.fifo"
+printf '[sweep]\nname = "fifo2"\nbase = "%s"\n' "$WORK/run.toml" > "$WORK/sweep2.toml"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run sweep "$WORK/sweep2.toml" --dry-run --db "$WORK/db.fifo"
+expect_fail 2 "$WORK/db.fifo is not a regular file" run results merge "$WORK/merged.db" "$WORK/db.fifo"
 echo PASS

@@ -49,16 +49,16 @@ refused "attn-stats --heatmap-out DB" "$tmp/r.db" \
 mkdir -p "$tmp/dbdir" && cp "$tmp/r.db" "$tmp/dbdir/r.db"
 refused "report --out DB-FOLDER" "$tmp/dbdir" \
   "$A" report --sweep tiny_cells --db "$tmp/dbdir/r.db" --out "$tmp/dbdir" --no-heatmaps
-# data prepare --out: a folder holding an input text, even with --force.
-mkdir -p "$tmp/corpus" && printf 'hello world. %.0s' $(seq 1 200) > "$tmp/corpus/a.txt"
-refused "data prepare --out INPUT-FOLDER" "$tmp/corpus" \
-  "$A" data prepare --input "$tmp/corpus/a.txt" --out "$tmp/corpus" --force --val-tokens 10
 # results merge: the output is one of the inputs.
 rc=0; "$A" results merge "$tmp/r.db" "$tmp/link.db" > /dev/null 2> "$tmp/err" || rc=$?
 [ "$rc" = 2 ] || { cat "$tmp/err"; fail "results merge OUT OUT: exit $rc"; }
 
-# eval --dump-requests: the model file, the database. Needs the task files.
+# eval --dump-requests: the model file, the database; data prepare --out onto a folder holding its
+# input text, even with --force. They need the task files and GPT-2's tokenizer.
 if [ -n "${ATTNBENCH_DATA:-}" ]; then
+  mkdir -p "$tmp/corpus" && printf 'hello world. %.0s' $(seq 1 200) > "$tmp/corpus/a.txt"
+  refused "data prepare --out INPUT-FOLDER" "$tmp/corpus" \
+    "$A" data prepare --input "$tmp/corpus/a.txt" --out "$tmp/corpus" --force --val-tokens 10
   refused "eval --dump-requests MODEL" "$ckpt" \
     "$A" eval --checkpoint "$tmp/run" --tasks copa --limit 2 --dump-requests "$model_file"
   refused "eval --dump-requests DB" "$tmp/r.db" \
