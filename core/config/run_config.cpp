@@ -23,6 +23,7 @@
 #include "core/config/fields.h"
 #include "core/config/sizes.h"
 #include "core/config/toml_bridge.h"
+#include "core/config/toml_depth.h"
 
 namespace attnbench::config {
 namespace {
@@ -360,6 +361,7 @@ void apply_override(toml::table& table, const std::string& assignment) {
 
 RunConfig parse_run_config(const std::string& text, const std::string& source,
                            const std::vector<std::string>& sets) {
+  check_toml_depth(text, source);
   toml::table table;
   try {
     table = toml::parse(text, source);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/config/toml_depth.h"
 #include "core/data/utf8.h"
 
 namespace attnbench::config {
@@ -48,6 +49,7 @@ Assignment parse_assignment(const std::string& text) {
   if (eq == std::string::npos || eq == 0) {
     throw InputError(loc, "expected KEY=VALUE with a dotted key, e.g. train.lr=3e-4");
   }
+  check_toml_depth(text, loc.file);  // the key and an inline-table value alike
   Assignment a;
   a.key = text.substr(0, eq);
   if (a.key.front() == '.' || a.key.back() == '.' || a.key.find("..") != std::string::npos) {

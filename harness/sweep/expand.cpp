@@ -11,6 +11,7 @@
 
 #include "core/common/regular_file.h"
 #include "core/config/toml_bridge.h"
+#include "core/config/toml_depth.h"
 #include "harness/sweep/values.h"
 
 namespace attnbench::sweep {
@@ -29,6 +30,7 @@ class Base {
   }
 
   toml::table table() const {
+    config::check_toml_depth(text_, path_);
     try {
       return toml::parse(text_, path_);
     } catch (const toml::parse_error& e) {

@@ -9,6 +9,7 @@
 #include "core/common/regular_file.h"
 #include "core/data/hf_model_folder.h"
 #include "core/config/toml_bridge.h"
+#include "core/config/toml_depth.h"
 #include "harness/sweep/values.h"
 
 namespace attnbench::sweep {
@@ -302,6 +303,7 @@ std::vector<PretrainedEntry> parse_pretrained(const Reader& r, const toml::node&
 
 SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path& file) {
   Reader r{file.string()};
+  config::check_toml_depth(text, file.string());
   toml::table root;
   try {
     root = toml::parse(text, file.string());

@@ -53,4 +53,14 @@ bash -n "$odd/s.sbatch" || fail "the script is not valid bash"
 grep -qF "#SBATCH --output=\"$tmp/o'd \\\"d\\\" \$(touch $tmp/PWNED) #x/runs/slurm/%A_%a.out\"" "$odd/s.sbatch" ||
   { cat "$odd/s.sbatch"; fail "the --output directive should be double-quoted for sbatch"; }
 [ ! -e "$tmp/PWNED" ] || fail "a value in the sweep ran as a command"
+
+# 60,000 nested dotted keys in the sweep file, in its base config: refused before parsing (they
+# crashed the TOML reader with SIGSEGV).
+deep=$(perl -e 'print join(".", ("k") x 60000)')
+printf '[sweep]\nname = "deep"\nbase = "base.toml"\n%s = 1\n' "$deep" > "$tmp/deep.toml"
+expect_error "$tmp/deep.toml:4:128: a key with more than 64 dotted parts" "$tmp/deep.toml" --dry-run --db "$db"
+mkdir -p "$tmp/deepbase"
+printf '[model]\n%s = 1\n' "$deep" > "$tmp/deepbase/base.toml"
+printf '[sweep]\nname = "deep"\nbase = "base.toml"\n' > "$tmp/deepbase/s.toml"
+expect_error "$tmp/deepbase/base.toml:2:128: a key with more than 64 dotted parts" "$tmp/deepbase/s.toml" --dry-run --db "$db"
 echo ok
