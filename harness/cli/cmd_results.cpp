@@ -212,7 +212,8 @@ const RegisterCommand reg_compare(
   cmd.add_option("--where", o->where, "Keep runs whose param key=value (repeatable)");
   cmd.add_option("--resamples", o->resamples, "Paired bootstrap resamples (default 10000)")
       ->check(CLI::Range(int64_t{1}, int64_t{10000000}));
-  cmd.add_option("--seed", o->seed, "Seed of the bootstrap's resampling (default 0)");
+  cmd.add_option("--seed", o->seed, "Seed of the bootstrap's resampling (default 0)")
+      ->check(int_in(0, std::numeric_limits<int64_t>::max()));  // CLI11 reads -1 as 2^64 - 1
   cmd.add_option("--format", o->format, "table (default) | csv | json");
   add_db_option(&cmd, *o);
   refuse_empty_values(cmd);

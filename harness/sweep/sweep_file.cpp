@@ -142,10 +142,19 @@ struct Reader {
   }
 };
 
+constexpr size_t kMaxSweepNameLength = 128;
+// More seeds than any study runs; the list is checked in one pass (a set), not pairwise.
+constexpr size_t kMaxSeeds = 10000;
+
 // The name goes into the database, `results table --sweep NAME`, the Slurm job name and comment
 // lines of the Slurm script: ASCII letters and digits, then also '.', '_' and '-', keep it one
 // shell word on one line everywhere, and never an option ("-x") on a command line.
 void check_sweep_name(const std::string& name, const SourceLocation& where) {
+  if (name.size() > kMaxSweepNameLength) {
+    throw InputError(where, "sweep.name is " + std::to_string(name.size()) + " characters long; at most " +
+                                std::to_string(kMaxSweepNameLength) +
+                                " (it names the sweep in tables, Slurm job names and file names)");
+  }
   auto alnum = [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
   };
@@ -170,9 +179,15 @@ void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
       s.base_where = r.at(v);
     } else if (key == "seeds") {
       s.seeds_where = r.at(v);
-      for (auto&& x : r.array(v, "sweep.seeds")) {
+      const auto& seeds = r.array(v, "sweep.seeds");
+      if (seeds.size() > kMaxSeeds) {
+        throw InputError(r.at(v), "sweep.seeds lists " + std::to_string(seeds.size()) +
+                                      " seeds; at most " + std::to_string(kMaxSeeds));
+      }
+      std::set<int64_t> seen;
+      for (auto&& x : seeds) {
         int64_t seed = r.integer(x, "each of sweep.seeds");
-        if (std::find(s.seeds.begin(), s.seeds.end(), seed) != s.seeds.end()) {
+        if (!seen.insert(seed).second) {
           throw InputError(r.at(x), "sweep.seeds lists seed " + std::to_string(seed) + " twice");
         }
         s.seeds.push_back(seed);

@@ -127,7 +127,7 @@ CATCH_TEST_CASE("diagnostics: hand-built weights give the known sink mass, spars
   CATCH_CHECK(m.row_mass_max == Approx(1));
 }
 
-CATCH_TEST_CASE("diagnostics: accumulating batches equals one pass; a wrong shape is refused") {
+CATCH_TEST_CASE("diagnostics: accumulating batches equals one pass, a wrong shape is refused") {
   torch::manual_seed(3);
   torch::Tensor w = torch::relu(torch::randn({4, 3, 8, 8}, torch::kFloat64)).tril();
   const auto once = head_stats(w);

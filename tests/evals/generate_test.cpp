@@ -198,7 +198,7 @@ CATCH_TEST_CASE("max_gen_toks must leave room for the context") {
   CATCH_CHECK(stub.rows.empty());  // refused before any forward pass
 }
 
-CATCH_TEST_CASE("greedy_tokens left-truncates the context; ties go to the first id, not padding") {
+CATCH_TEST_CASE("greedy_tokens left-truncates the context, ties go to the first id, not padding") {
   // lm-eval: max_ctx_len = max_length - max_gen_toks = 12; the 20-token context keeps its last 12.
   std::vector<int64_t> context;
   for (int64_t i = 0; i < 20; ++i) context.push_back(100 + i);

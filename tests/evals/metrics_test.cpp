@@ -19,7 +19,7 @@ CATCH_TEST_CASE("argmax takes the first maximum, as numpy does") {
   CATCH_CHECK(argmax_first({-1.0, NAN, 0.0}) == 1);
 }
 
-CATCH_TEST_CASE("acc and acc_norm disagree when lengths differ; acc_norm counts characters") {
+CATCH_TEST_CASE("acc and acc_norm disagree when lengths differ, acc_norm counts characters") {
   // lls -2 (choice "ab", 2 chars: -1 per char) and -3 ("abcd", 4 chars: -0.75 per char).
   MultipleChoiceOutcome o = score_multiple_choice({-2.0, -3.0}, {"ab", "abcd"}, 1);
   CATCH_CHECK(o.pred == 0);

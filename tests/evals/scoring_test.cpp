@@ -165,7 +165,7 @@ CATCH_TEST_CASE("left truncation keeps the last max_length tokens of context + c
                                    {too_long}, options()));
 }
 
-CATCH_TEST_CASE("an empty context is scored after the end-of-text token; greedy uses the first max") {
+CATCH_TEST_CASE("an empty context is scored after the end-of-text token, greedy uses the first max") {
   // A uniform model over GPT-2's vocabulary: every token ties, so the argmax is token 0 ("a").
   const int64_t V = 50257;
   BigramStub model(V, 16, [V](int64_t, int64_t) { return 1.0 / static_cast<double>(V); });

@@ -40,7 +40,7 @@ torch::Tensor& parameter(model::DecoderLM& net, const std::string& name) {
 
 }  // namespace
 
-CATCH_TEST_CASE("finite: a finite model passes; a NaN or infinity is named with its count") {
+CATCH_TEST_CASE("finite: a finite model passes, a NaN or infinity is named with its count") {
   model::DecoderLM net = tiny_model();
   CATCH_CHECK(model::first_non_finite_tensor(*net).empty());
   CATCH_CHECK_NOTHROW(model::require_finite_model(*net, "ckpt"));

@@ -37,7 +37,7 @@ constexpr bool kAsan = false;
 
 }  // namespace
 
-CATCH_TEST_CASE("a freed 512 MiB is handed back by release_free_memory; the peak resets") {
+CATCH_TEST_CASE("a freed 512 MiB is handed back by release_free_memory, the peak resets") {
   if (kAsan) {
     CATCH_WARN("AddressSanitizer's quarantine holds freed memory: skipped");
     return;

@@ -181,7 +181,7 @@ CATCH_TEST_CASE("run ids of existing configs survive the keys added since") {
                                                  "train.peak_flops=0"})) == "02bded76b70b");
 }
 
-CATCH_TEST_CASE("precision enters the run id when not fp32; tf32, deterministic, peak_flops never") {
+CATCH_TEST_CASE("precision enters the run id when not fp32 (tf32, deterministic, peak_flops never do)") {
   const std::string a = "[train]\nsteps = 3\n";
   const std::string base = config_hash(parse(a));
   CATCH_CHECK(config_hash(parse(a, {"train.precision=bf16"})) != base);

@@ -163,7 +163,7 @@ CATCH_TEST_CASE("HF tokenizers report BOS, EOS and the vocabulary size", "[hf_to
   }
 }
 
-CATCH_TEST_CASE("HF tokenizers refuse invalid UTF-8; unknown ids decode to nothing", "[hf_tokenizer]") {
+CATCH_TEST_CASE("HF tokenizers refuse invalid UTF-8, unknown ids decode to nothing", "[hf_tokenizer]") {
   const HFTokenizer& t = fixture("llama3");
   for (const std::string& bad : {std::string("abc\xff"), std::string("caf\xc3"),
                                  std::string("\xed\xa0\x80 surrogate")}) {

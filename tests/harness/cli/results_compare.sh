@@ -71,6 +71,7 @@ b=$("$ATTNBENCH" results compare --sweep mini --baseline s0 --format csv --db "$
 expect_error "matches no row" "$ATTNBENCH" results compare --sweep mini --baseline attention.variant=alibi --db "$db"
 expect_error "did you mean" "$ATTNBENCH" results compare --sweep mini --baseline attention.varaint=softmax --db "$db"
 expect_error "no run 'zz'" "$ATTNBENCH" results compare --sweep mini --baseline zz --db "$db"
+expect_error "--seed: '-1' is not an integer >= 0" "$ATTNBENCH" results compare --sweep mini --seed -1 --db "$db"
 expect_error "unknown format" "$ATTNBENCH" results compare --sweep mini --baseline s0 --format md --db "$db"
 expect_error "--resamples" "$ATTNBENCH" results compare --sweep mini --baseline s0 --resamples 0 --db "$db"
 expect_error "no results database" "$ATTNBENCH" results compare --sweep mini --baseline s0 --db "$tmp/none.db"

@@ -67,7 +67,7 @@ struct WithoutEnv {
 
 }  // namespace
 
-CATCH_TEST_CASE("metrics.jsonl is upserted into the store; a line cut short is skipped") {
+CATCH_TEST_CASE("metrics.jsonl is upserted into the store, a line cut short is skipped") {
   Fixture f;
   f.write("metrics.jsonl",
           "{\"key\":\"train/loss\",\"step\":1,\"value\":3.5,\"time\":1732190000.5}\n"

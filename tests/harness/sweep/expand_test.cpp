@@ -130,7 +130,7 @@ CATCH_TEST_CASE("zip lists of unequal length are an error at the shorter list") 
                             Contains("train.warmup_steps"));
 }
 
-CATCH_TEST_CASE("exclude drops matching cells; include adds cells on top of base") {
+CATCH_TEST_CASE("exclude drops matching cells, include adds cells on top of base") {
   Dir d;
   auto e = d.expand(
       "seeds = [0, 1, 2]\n"

@@ -79,6 +79,20 @@ CATCH_TEST_CASE("sweep.name is ASCII letters, digits, '.', '_' and '-', not firs
   CATCH_CHECK(d.expand(grid, "lazy_ablation-v2.1").cells.size() == 2);
 }
 
+CATCH_TEST_CASE("sweep names and seed lists are bounded, duplicate seeds found in one pass") {
+  Dir d;
+  const std::string grid = "[grid]\n\"attention.variant\" = [\"softmax\", \"alibi\"]\n";
+  CATCH_CHECK(d.expand(grid, std::string(128, 'n')).cells.size() == 2);
+  CATCH_CHECK_THAT(error_of([&] { d.expand(grid, std::string(129, 'n')); }),
+                   Contains("s.toml:2:8: sweep.name is 129 characters long; at most 128"));
+  // 10,000 seeds, the bound, the last a duplicate: found (a pairwise check took over a minute
+  // for a million before the bound); 10,001 refused before any is read.
+  CATCH_CHECK_THAT(error_of([&] { d.expand("seeds = [" + range(9999) + ", 7]\n"); }),
+                   Contains("sweep.seeds lists seed 7 twice"));
+  CATCH_CHECK_THAT(error_of([&] { d.expand("seeds = [" + range(10001) + "]\n"); }),
+                   Contains("s.toml:4:9: sweep.seeds lists 10001 seeds; at most 10000"));
+}
+
 CATCH_TEST_CASE("values that are not finite are refused wherever a sweep sets them") {
   Dir d;
   CATCH_CHECK_THAT(error_of([&] { d.expand("[grid]\n\"train.lr\" = [1e-3, inf]\n"); }),

@@ -86,7 +86,7 @@ CATCH_TEST_CASE("model FLOPs per token follow 6 N + 12 L C T, N without an untie
                   12.0 * 2 * 128 * 256);
 }
 
-CATCH_TEST_CASE("MFU is achieved over peak FLOP/s; the peak comes from the override or the GPU") {
+CATCH_TEST_CASE("MFU is achieved over peak FLOP/s, the peak comes from the override or the GPU") {
   CATCH_CHECK(train::gpu_peak_flops("NVIDIA H100 80GB HBM3") == 989e12);
   CATCH_CHECK(train::gpu_peak_flops("NVIDIA H200") == 989e12);
   CATCH_CHECK(train::gpu_peak_flops("NVIDIA H100 PCIe") == 756e12);
