@@ -48,7 +48,8 @@ if(ATTNBENCH_SANITIZE)
     target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
     attnbench_warnings(${name})
     catch_discover_tests(${name} TEST_PREFIX "${folder}: " PROPERTIES ENVIRONMENT
-      "OMP_NUM_THREADS=1;UBSAN_OPTIONS=print_stacktrace=1" DISCOVERY_TIMEOUT 120)
+      "OMP_NUM_THREADS=1;UBSAN_OPTIONS=print_stacktrace=1" FAIL_REGULAR_EXPRESSION "No tests ran"
+      DISCOVERY_TIMEOUT 120)
   endfunction()
   attnbench_sanitized_test(core/common ab_core)
   attnbench_sanitized_test(core/data   ab_core)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/common/error.h"
 #include "kernels/family_tables.h"
@@ -30,13 +31,18 @@ ParamSpec choice(std::string name, std::string def, std::vector<std::string> all
   return p;
 }
 
+// Initial values of the learned attention parameters: an offset, a logit or a scale of order 1;
+// 100 is far beyond any (1e300 ended in a raw LibTorch error).
+constexpr std::pair<double, double> kInitBound{-100.0, 100.0};
+
 ParamSpec number(std::string name, ValueType type, config::Value def, std::optional<double> min,
-                 std::string doc) {
+                 std::optional<double> max, std::string doc) {
   ParamSpec p;
   p.name = std::move(name);
   p.type = type;
   p.default_value = std::move(def);
   p.min = min;
+  p.max = max;
   p.doc = std::move(doc);
   return p;
 }
@@ -49,7 +55,7 @@ void add_normalizer_params(std::vector<ParamSpec>& ps, const FamilyDefaults& d) 
                       "elastic offset t: tau_h / n_i (per_head_over_len), g_h(x_i) / n_i with g "
                       "linear (per_token), or tau_h (per_head_const); n_i = i + 1 visible keys"));
   ps.back().applies_if = {elastic};
-  ps.push_back(number("tau_init", ValueType::Float, d.tau_init, std::nullopt,
+  ps.push_back(number("tau_init", ValueType::Float, d.tau_init, kInitBound.first, kInitBound.second,
                       "initial tau (per-token: initial bias of g, weights 0); -1 keeps only "
                       "weights above the uniform share 1/n_i"));
   ps.back().applies_if = {elastic};
@@ -73,13 +79,13 @@ void add_cure_params(std::vector<ParamSpec>& ps, const FamilyDefaults& d) {
                       "(softmax1, off-by-one) or learned per head (gpt-oss sinks)"));
   ps.back().applies_if = {{"normalizer", {"softmax"}}};
   ps.back().neutral = std::string("none");
-  ps.push_back(number("sink_init", ValueType::Float, d.sink_init, std::nullopt,
+  ps.push_back(number("sink_init", ValueType::Float, d.sink_init, kInitBound.first, kInitBound.second,
                       "initial learned sink logit S_h"));
   ps.back().applies_if = {{"normalizer", {"softmax"}}, {"sink", {"learned"}}};
   ps.push_back(choice("score_scale", d.score_scale, {"none", "ssmax"},
                       "scores times c_h log n_i (SSMax, Nakanishi 2025), c_h learned per head"));
   ps.back().neutral = std::string("none");
-  ps.push_back(number("ssmax_init", ValueType::Float, d.ssmax_init, std::nullopt,
+  ps.push_back(number("ssmax_init", ValueType::Float, d.ssmax_init, kInitBound.first, kInitBound.second,
                       "initial SSMax scale c_h"));
   ps.back().applies_if = {{"score_scale", {"ssmax"}}};
   ParamSpec forget;

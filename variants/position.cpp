@@ -66,6 +66,7 @@ std::vector<config::ParamSpec> position_params(const PositionDefaults& d,
   theta.type = config::ValueType::Float;
   theta.default_value = d.rope_theta;
   theta.min = 1.0;
+  theta.max = 1e12;  // Llama 3 uses 5e5, Qwen 1e6; within float32 with room
   theta.doc = "RoPE base: dimension pair d rotates at pos * theta^(-2d/D)";
   theta.applies_if = {{"position", {"rope", "rope+distance_bias"}}};
   config::ParamSpec window;

@@ -29,6 +29,7 @@ config::VariantSchema sigmoid_schema() {
   theta.type = config::ValueType::Float;
   theta.default_value = 10000.0;
   theta.min = 1.0;
+  theta.max = 1e12;  // Llama 3 uses 5e5, Qwen 1e6; within float32 with room
   theta.doc = "RoPE base: dimension pair d rotates at pos * theta^(-2d/D)";
   theta.applies_if = {{"position", {"rope"}}};
   config::ParamSpec bias_length;

@@ -8,6 +8,8 @@
 namespace attnbench::config {
 namespace {
 
+constexpr double kFloat32Max = 3.4028234663852886e38;
+
 Registry<VariantSchema>& schemas() {
   static Registry<VariantSchema> all("attention variant");  // function-local: static-init order
   return all;
@@ -56,6 +58,19 @@ Value check_value(const ParamSpec& spec, const Value& v, const SourceLocation& w
 
 void register_variant_schema(VariantSchema schema) {
   const std::string name = schema.name;
+  // Every float parameter declares its valid range, within float32, the precision the model
+  // computes in (docs/training.md, "Validation"): a value LibTorch cannot convert is refused by
+  // the config with the key named, never by a raw library error mid-run.
+  for (const ParamSpec& p : schema.params) {
+    if (p.type != ValueType::Float) continue;
+    const auto in_float32 = [](const std::optional<double>& b) {
+      return b && std::abs(*b) <= kFloat32Max;
+    };
+    if (!in_float32(p.min) || !in_float32(p.max)) {
+      detail::registration_error_list().push_back("attention variant '" + name + "': float parameter '" +
+                                                  p.name + "' needs min and max within float32");
+    }
+  }
   schemas().add(name, std::move(schema));
 }
 

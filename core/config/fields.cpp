@@ -39,8 +39,16 @@ std::function<std::string(const T&, const RunConfig&)> at_least(T lo) {
     return v >= lo ? "" : "must be >= " + to_string(Value{lo});
   };
 }
-std::function<std::string(const double&, const RunConfig&)> positive() {
-  return [](const double& v, const RunConfig&) { return v > 0 ? "" : std::string("must be > 0"); };
+// A float key's valid range (docs/training.md, "Validation"): every bound lies within float32,
+// the precision the model computes in, so a valid value never overflows when LibTorch converts it.
+// `lo_open`: lo itself is excluded.
+std::function<std::string(const double&, const RunConfig&)> between(double lo, double hi,
+                                                                    bool lo_open) {
+  return [lo, hi, lo_open](const double& v, const RunConfig&) {
+    const bool ok = (lo_open ? v > lo : v >= lo) && v <= hi;
+    return ok ? "" : "must be in " + std::string(lo_open ? "(" : "[") + to_string(Value{lo}) + ", " +
+                         to_string(Value{hi}) + "]";
+  };
 }
 std::function<std::string(const double&, const RunConfig&)> in_unit(bool open_right) {
   return [open_right](const double& v, const RunConfig&) {
@@ -87,11 +95,12 @@ void add_model_fields(std::vector<Field>& f) {
                     "training window and evaluation context, in tokens", at_least<int64_t>(1)));
   f.push_back(field("model", &RC::model, &ModelConfig::tie_embeddings, "tie_embeddings",
                     "share the token embedding with the LM head"));
-  f.push_back(field("model", &RC::model, &ModelConfig::norm_eps, "norm_eps", "RMSNorm epsilon",
-                    positive()));
+  f.push_back(field("model", &RC::model, &ModelConfig::norm_eps, "norm_eps",
+                    "RMSNorm epsilon, in (0, 1]", between(0, 1, true)));
   f.push_back(field("model", &RC::model, &ModelConfig::init_std, "init_std",
-                    "std of the normal init (residual projections scaled by 1/sqrt(2 n_layer))",
-                    positive()));
+                    "std of the normal init (residual projections scaled by 1/sqrt(2 n_layer)), "
+                    "in (0, 1]",
+                    between(0, 1, true)));
 }
 
 // [data]: the shards, and the fixed token of the Mask@k ablation.
@@ -151,21 +160,25 @@ void add_train_batch_fields(std::vector<Field>& f) {
 // [train], the optimizer: AdamW, its learning-rate schedule and clipping.
 void add_optimizer_fields(std::vector<Field>& f) {
   using RC = RunConfig;
-  f.push_back(field("train", &RC::train, &TrainConfig::lr, "lr", "peak learning rate", positive()));
+  // 1000 is far above any learning rate AdamW trains with and still diverges in a few steps (the
+  // divergence guard's test); 1e300 overflowed float32 inside LibTorch.
+  f.push_back(field("train", &RC::train, &TrainConfig::lr, "lr", "peak learning rate, in (0, 1000]",
+                    between(0, 1000, true)));
   f.push_back(field("train", &RC::train, &TrainConfig::min_lr_ratio, "min_lr_ratio",
                     "cosine decay ends at lr * min_lr_ratio", in_unit(false)));
   f.push_back(field("train", &RC::train, &TrainConfig::warmup_steps, "warmup_steps",
                     "linear warmup steps", at_least<int64_t>(0)));
   f.push_back(field("train", &RC::train, &TrainConfig::weight_decay, "weight_decay",
-                    "AdamW decoupled weight decay, matrices only", at_least<double>(0)));
+                    "AdamW decoupled weight decay, matrices only, in [0, 10]", between(0, 10, false)));
   f.push_back(field("train", &RC::train, &TrainConfig::beta1, "beta1", "AdamW beta1",
                     in_unit(true)));
   f.push_back(field("train", &RC::train, &TrainConfig::beta2, "beta2", "AdamW beta2",
                     in_unit(true)));
-  f.push_back(field("train", &RC::train, &TrainConfig::adam_eps, "adam_eps", "AdamW epsilon",
-                    positive()));
+  f.push_back(field("train", &RC::train, &TrainConfig::adam_eps, "adam_eps",
+                    "AdamW epsilon, in (0, 1]", between(0, 1, true)));
   f.push_back(field("train", &RC::train, &TrainConfig::grad_clip, "grad_clip",
-                    "global gradient-norm clip; 0 = off", at_least<double>(0)));
+                    "global gradient-norm clip; 0 = off; in [0, 3.4e38] (float32)",
+                    between(0, 3.4e38, false)));
 }
 
 // [train], how the run proceeds: logging, validation, checkpoints, threads, device.
@@ -195,8 +208,8 @@ void add_train_run_fields(std::vector<Field>& f) {
   f.push_back(field("train", &RC::train, &TrainConfig::deterministic, "deterministic",
                     "deterministic algorithms only (CUDA: slower, reproducible)"));
   f.push_back(field("train", &RC::train, &TrainConfig::peak_flops, "peak_flops",
-                    "peak FLOP/s of the device for MFU; 0 = by GPU name (CPU: no MFU)",
-                    at_least<double>(0)));
+                    "peak FLOP/s of the device for MFU; 0 = by GPU name (CPU: no MFU); in [0, 1e21]",
+                    between(0, 1e21, false)));
 }
 
 // [eval] (tasks, a list, is handled beside these scalars in run_config.cpp).

@@ -28,6 +28,7 @@ inline config::VariantSchema stand_in_family(std::string name) {
   ps.back().allowed = {"rope", "alibi", "none"};
   ps.push_back(stand_in_param("rope_theta", ValueType::Float, 10000.0));
   ps.back().min = 1.0;
+  ps.back().max = 1e12;
   ps.back().applies_if = {{"position", {"rope"}}};
   ps.push_back(stand_in_param("bias_window", ValueType::Int, int64_t{64}));
   ps.back().min = 1.0;

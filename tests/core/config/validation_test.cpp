@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/registry.h"
+#include "core/config/attention_schema.h"
 #include "core/config/fields.h"
 #include "core/config/run_config.h"
 #include "core/config/sizes.h"
@@ -117,6 +119,56 @@ CATCH_TEST_CASE("every float key refuses nan and inf, naming the key") {
   CATCH_CHECK_THAT(error_of({"train.lr=1e309"}), Contains("1.8e308"));
   CATCH_CHECK_THAT(error_of({"train.steps=9223372036854775808"}), Contains("2^63"));
   CATCH_CHECK_THAT(error_of({"train.steps=\"8\""}), !Contains("2^63"));
+}
+
+CATCH_TEST_CASE("finite floats beyond float32 or any sane value are refused, naming the key") {
+  // Before: norm_eps = 1e300 trained a constant model to "finished"; lr >= 3.4e37 and the
+  // variants' inits at 1e300 ended in a raw LibTorch error.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model.norm_eps=1e300", "model.norm_eps must be in (0, 1]"},
+      {"model.norm_eps=2", "model.norm_eps must be in (0, 1]"},
+      {"model.init_std=1e39", "model.init_std must be in (0, 1]"},
+      {"train.lr=3.4e37", "train.lr must be in (0, 1000]"},
+      {"train.adam_eps=1e300", "train.adam_eps must be in (0, 1]"},
+      {"train.weight_decay=1e20", "train.weight_decay must be in [0, 10]"},
+      {"train.grad_clip=1e300", "train.grad_clip must be in [0, 3.4e+38]"},
+      {"train.peak_flops=1e300", "train.peak_flops must be in [0, 1e+21]"},
+  };
+  for (const auto& [set, message] : cases) {
+    CATCH_INFO(set);
+    CATCH_CHECK_THAT(error_of({set}), Contains("--set " + set.substr(0, set.find('=')) + ": ") &&
+                                          Contains(message));
+  }
+  for (const char* key : {"tau_init", "sink_init", "ssmax_init"}) {
+    CATCH_INFO(key);
+    CATCH_CHECK_THAT(
+        error_of({"attention.variant=lazy", "attention.sink=learned", "attention.normalizer=softmax",
+                  "attention.score_scale=ssmax", std::string("attention.") + key + "=1e300"}),
+        Contains(std::string("attention.") + key + " = 1e+300 is out of range [-100, 100]"));
+  }
+  CATCH_CHECK_THAT(error_of({"attention.variant=lazy", "attention.rope_theta=1e39"}),
+                   Contains("attention.rope_theta = 1e+39 is out of range [1, 1000000000000]"));
+  // The edges themselves are valid.
+  CATCH_CHECK_NOTHROW(parse_run_config("", "cfg.toml", {"train.lr=1000", "model.norm_eps=1",
+                                                        "train.weight_decay=10"}));
+}
+
+CATCH_TEST_CASE("a variant's float parameter without a range within float32 is a registration error") {
+  ParamSpec unbounded;
+  unbounded.name = "scale_init";
+  unbounded.type = ValueType::Float;
+  unbounded.default_value = 1.0;
+  unbounded.min = -1.0;  // no max
+  ParamSpec wide = unbounded;
+  wide.name = "offset_init";
+  wide.max = 1e39;  // beyond float32
+  const size_t before = attnbench::registration_errors().size();
+  register_variant_schema({"zz_test_unbounded", "a test schema", {unbounded, wide}, {}, ""});
+  const auto& errors = attnbench::registration_errors();
+  CATCH_REQUIRE(errors.size() == before + 2);
+  CATCH_CHECK(errors[before] == "attention variant 'zz_test_unbounded': float parameter 'scale_init' "
+                                "needs min and max within float32");
+  CATCH_CHECK_THAT(errors[before + 1], Contains("'offset_init'"));
 }
 
 CATCH_TEST_CASE("canonical JSON and run ids refuse a non-finite float instead of writing null") {

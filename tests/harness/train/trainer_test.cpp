@@ -147,10 +147,10 @@ CATCH_TEST_CASE("a non-finite loss or gradient stops the run as diverged, keepin
   test::ScratchDir dir;
   test::CopyTask task;
   task.write(dir.path(), 300, 50);
-  // An absurd learning rate without warmup: AdamW's first update moves every weight by ~lr, and
-  // the next step's activations or gradients overflow float32.
+  // The largest learning rate the config accepts, without warmup or clipping: AdamW's updates move
+  // every weight by ~lr, and within a few steps the activations or gradients overflow float32.
   auto cfg = test::copy_task_config(dir.path(), task, "softmax",
-                                    {"train.steps=50", "train.lr=1e30", "train.warmup_steps=0",
+                                    {"train.steps=50", "train.lr=1000", "train.warmup_steps=0",
                                      "train.checkpoint_interval=1", "train.grad_clip=0"});
   auto r = train::train_run(cfg, dir.path() / "run", nullptr, quiet());
   CATCH_REQUIRE(r.status == "diverged");
