@@ -76,11 +76,13 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
                  "Ranks per node of each cell's data-parallel training, one GPU each on CUDA: "
                  "local ranks, or an srun job step inside Slurm (docs/sweeps.md)")
       ->default_val(1)
-      ->check(int_in(1, std::numeric_limits<int>::max()));
+      ->check(int_in(1, 1024));  // no node holds more; with the bound below, no product overflows
   app.add_option("--nodes-per-cell", o->nodes_per_cell,
                  "Nodes per cell: inside a Slurm allocation, or in the --slurm script")
       ->default_val(1)
-      ->check(int_in(1, std::numeric_limits<int>::max()));
+      ->check(int_in(1, 65536));
+  app.add_flag("--oversubscribe", o->oversubscribe,
+               "Start more local CPU ranks per cell than this machine has cores");
   app.add_option("--dist-timeout", o->dist_timeout,
                  "Seconds a cell's rank waits for a hung peer before its job fails")
       ->default_val(300)

@@ -43,6 +43,7 @@ struct TrainCliOptions {
   bool dry_run = false;
   bool quiet = false;
   int nproc_per_node = 0;  // 0: not a launcher
+  bool oversubscribe = false;  // more CPU ranks than cores
   int dist_timeout = 300;  // seconds a collective may wait for the other ranks
 };
 
@@ -92,7 +93,7 @@ std::vector<std::string> rank_args(const TrainCliOptions& o) {
 int launch(const TrainCliOptions& o, const config::RunConfig& cfg) {
   train::preflight(cfg);
   train::check_ranks(cfg, o.nproc_per_node, o.nproc_per_node,
-                     fmt::format("--nproc-per-node {}", o.nproc_per_node));
+                     fmt::format("--nproc-per-node {}", o.nproc_per_node), o.oversubscribe);
   return train::run_local_ranks(rank_args(o), o.nproc_per_node,
                                 std::chrono::seconds(o.dist_timeout));
 }
@@ -175,6 +176,8 @@ RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& a
   app.add_option("--nproc-per-node", o->nproc_per_node,
                  "Data-parallel: start N local ranks (one GPU each on CUDA; docs/distributed.md)")
       ->check(int_in(1, 1024));
+  app.add_flag("--oversubscribe", o->oversubscribe,
+               "Start more CPU ranks than this machine has cores (refused otherwise)");
   app.add_option("--dist-timeout", o->dist_timeout,
                  "Seconds a rank waits in a collective before giving up on a hung peer (default "
                  "300)")

@@ -162,7 +162,7 @@ void check_cell_ranks(const Cell& c, const CellLaunch& l) {
   const int world = l.gpus_per_cell * l.nodes_per_cell;
   try {
     train::check_ranks(c.config, world, in_slurm_allocation() ? 0 : l.gpus_per_cell,
-                       fmt::format("--gpus-per-cell {}", l.gpus_per_cell));
+                       fmt::format("--gpus-per-cell {}", l.gpus_per_cell), l.oversubscribe);
   } catch (const UsageError& e) {
     throw UsageError(fmt::format("cell {} ({}), {} rank(s): {}", c.label, c.id, world, e.what()));
   }

@@ -21,6 +21,7 @@ struct CellLaunch {
   int nodes_per_cell = 1;
   int dist_timeout_s = 300;         // train --dist-timeout: how long a rank waits for a hung peer
   std::filesystem::path executable; // attnbench itself, run as `train` by every rank
+  bool oversubscribe = false;       // local CPU ranks beyond the cores
   bool distributed() const { return gpus_per_cell * nodes_per_cell > 1; }
 };
 

@@ -277,6 +277,7 @@ static void apply_command_line(SweepFile& sweep, const SweepOptions& o) {
 static CellLaunch cell_launch(const SweepOptions& o) {
   CellLaunch l;
   l.gpus_per_cell = o.gpus_per_cell;
+  l.oversubscribe = o.oversubscribe;
   l.nodes_per_cell = o.nodes_per_cell;
   l.dist_timeout_s = o.dist_timeout;
   l.executable = o.executable;

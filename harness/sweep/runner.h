@@ -32,6 +32,7 @@ struct SweepOptions {
   int gpus_per_cell = 1;         // ranks per node, one GPU each on CUDA
   int nodes_per_cell = 1;        // > 1 only inside a Slurm allocation (srun) or with --slurm
   int dist_timeout = 300;        // seconds a rank waits for a hung peer (train --dist-timeout)
+  bool oversubscribe = false;    // more local CPU ranks than cores (train --oversubscribe)
 };
 
 // Returns the exit code (docs/sweeps.md, "Exit codes"), read from the store at the end: 0 when every

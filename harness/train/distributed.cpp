@@ -7,6 +7,7 @@
 #endif
 #include <torch/version.h>
 
+#include <cerrno>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
@@ -30,17 +31,24 @@ using Group = c10d::Backend;
 using Group = c10d::ProcessGroup;
 #endif
 
-// A non-negative integer environment variable; `fallback` when unset.
-int env_int(const GetEnv& getenv, const char* name, int fallback, int min_value = 0) {
+// An integer environment variable in [min_value, max_value]; `fallback` when unset.
+int env_int(const GetEnv& getenv, const char* name, int fallback, int min_value = 0,
+            int max_value = 1 << 24) {
   const char* raw = getenv(name);
   if (!raw || !*raw) return fallback;
   char* end = nullptr;
+  errno = 0;
   const long v = std::strtol(raw, &end, 10);
-  if (*end != '\0' || v < min_value || v > 1 << 24) {
-    throw UsageError(fmt::format("environment variable {}={}: expected an integer >= {}", name, raw,
-                                 min_value));
+  if (*end != '\0' || errno != 0 || v < min_value || v > max_value) {
+    throw UsageError(fmt::format("environment variable {}={}: expected an integer in [{}, {}]", name,
+                                 raw, min_value, max_value));
   }
   return static_cast<int>(v);
+}
+
+// MASTER_PORT is a TCP port: 95000 used to be cut to 16 bits, silently another port.
+int master_port(const GetEnv& getenv, int fallback) {
+  return env_int(getenv, "MASTER_PORT", fallback, 1, 65535);
 }
 
 int required_int(const GetEnv& getenv, const char* name, int min_value, const char* launcher) {
@@ -68,7 +76,7 @@ RankEnv torchrun_env(const GetEnv& getenv) {
   e.local_rank = env_int(getenv, "LOCAL_RANK", e.rank);
   e.local_world_size = env_int(getenv, "LOCAL_WORLD_SIZE", e.world_size, 1);
   if (const char* addr = getenv("MASTER_ADDR"); addr && *addr) e.master_addr = addr;
-  e.master_port = env_int(getenv, "MASTER_PORT", e.master_port, 1);
+  e.master_port = master_port(getenv, e.master_port);
   const char* agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
   e.agent_store = agent && std::string(agent) == "True";
   return e;
@@ -99,7 +107,7 @@ RankEnv slurm_env(const GetEnv& getenv, int world_size) {
                      "\"$SLURM_JOB_NODELIST\" | head -n1) (docs/distributed.md)");
   }
   e.master_addr = addr;
-  e.master_port = env_int(getenv, "MASTER_PORT", e.master_port, 1);
+  e.master_port = master_port(getenv, e.master_port);
   return e;
 }
 

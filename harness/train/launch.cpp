@@ -94,9 +94,20 @@ struct Ranks {
 
 }  // namespace
 
-void check_ranks(const config::RunConfig& cfg, int world, int local, const std::string& option) {
+void check_ranks(const config::RunConfig& cfg, int world, int local, const std::string& option,
+                 bool oversubscribe) {
   rank_micro_batches(cfg.train.batch_size, accumulation_steps(cfg.train, cfg.model), 0, world);
-  if (local == 0 || !model::resolve_device(cfg.train.device).is_cuda()) return;
+  if (local == 0) return;
+  if (!model::resolve_device(cfg.train.device).is_cuda()) {
+    // 1024 ranks forked on a 2-core machine only thrash: one rank per core, unless asked.
+    const int cores = static_cast<int>(std::thread::hardware_concurrency());
+    if (!oversubscribe && cores > 0 && local > cores) {
+      throw UsageError(fmt::format("{}: {} CPU ranks on a machine with {} cores (one rank per "
+                                   "core; --oversubscribe starts them anyway)",
+                                   option, local, cores));
+    }
+    return;
+  }
   const int gpus = static_cast<int>(torch::cuda::device_count());
   if (gpus < local) {
     throw UsageError(

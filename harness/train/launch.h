@@ -15,9 +15,11 @@
 namespace attnbench::train {
 
 // UsageError unless `cfg` can train on `world` ranks, `local` of them on this machine: the step's
-// batch splits evenly over `world` (windows.h, rank_micro_batches) and, on CUDA, this machine has
-// a GPU for each local rank. `option` names what asked for the ranks ("--nproc-per-node 4").
-void check_ranks(const config::RunConfig& cfg, int world, int local, const std::string& option);
+// batch splits evenly over `world` (windows.h, rank_micro_batches), and this machine has a GPU
+// (CUDA) or, unless `oversubscribe`, a core (CPU) for each local rank. `option` names what asked
+// for the ranks ("--nproc-per-node 4").
+void check_ranks(const config::RunConfig& cfg, int world, int local, const std::string& option,
+                 bool oversubscribe = false);
 
 // Runs `args` (args[0] = the executable) as `nproc` ranks and waits for all of them. Returns 0 when
 // every rank exits 0, 130 when the job was interrupted and every rank stopped cleanly, 1 otherwise

@@ -209,5 +209,13 @@ expect_error "--gpus-per-cell: '0' is not an integer in [1," "$ATTNBENCH" sweep 
 expect_error "--jobs 2 cannot be combined with 2 ranks per cell" \
   "$ATTNBENCH" sweep "$tmp/sweep.toml" --jobs 2 --gpus-per-cell 2 --db "$tmp/rejected.db" --runs-dir "$tmp/rejected"
 expect_error "cannot be split evenly over 3 ranks" "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 3
+# Sizes whose product overflowed int (each cell then trained as one local process), and more
+# local CPU ranks than cores.
+expect_error "--gpus-per-cell: '65536' is not an integer in [1, 1024]" \
+  "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 65536 --nodes-per-cell 65536
+expect_error "--nodes-per-cell: '65537' is not an integer in [1, 65536]" \
+  "$ATTNBENCH" sweep "${args[@]}" --nodes-per-cell 65537
+expect_error "--gpus-per-cell 1024: 1024 CPU ranks on a machine with" \
+  "$ATTNBENCH" sweep "${args[@]}" --gpus-per-cell 1024 --set train.batch_size=1024
 [ ! -e "$tmp/rejected" ] && [ ! -e "$tmp/rejected.db" ] || fail "a rejected sweep left files behind"
 echo ok

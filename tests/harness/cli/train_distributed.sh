@@ -251,4 +251,9 @@ grep -q 'rank [0-9]' "$WORK/err" \
   || { echo "FAIL: no message naming a rank on stderr"; cat "$WORK/err"; exit 1; }
 for _ in $(seq 50); do gone "$victim" && break; sleep 0.1; done
 gone "$victim" || { kill -9 "$victim"; echo "FAIL: the stopped rank was left behind"; exit 1; }
+
+# More CPU ranks than cores are refused before any starts (1024 were forked on 2 cores).
+expect_fail 2 "--nproc-per-node 1024: 1024 CPU ranks on a machine with" \
+  train --set train.batch_size=1024 --out "$WORK/many" --nproc-per-node 1024
+[ ! -e "$WORK/many/checkpoint" ] || { echo "FAIL: a refused launch trained"; exit 1; }
 echo PASS

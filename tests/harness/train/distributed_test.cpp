@@ -131,6 +131,14 @@ CATCH_TEST_CASE("rank environment: bad values name the variable") {
   CATCH_CHECK_THAT(message({{"RANK", "2"}, {"WORLD_SIZE", "2"}}), Catch::Contains("rank 2 of world size 2"));
   CATCH_CHECK_THAT(message({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "2"}}),
                    Catch::Contains("MASTER_ADDR is not set"));
+  // A port beyond 16 bits was cut to another port silently.
+  for (const char* port : {"95000", "0", "65536", "99999999999999999999"}) {
+    CATCH_CHECK_THAT(message({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", port}}),
+                     Catch::Contains(std::string("MASTER_PORT=") + port +
+                                     ": expected an integer in [1, 65535]"));
+  }
+  CATCH_CHECK(train::rank_env(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "65535"}}))
+                  .master_port == 65535);
 }
 
 CATCH_TEST_CASE("a step's batch splits into equal shares that cover it once") {
