@@ -49,9 +49,21 @@ torch::Tensor generator_state(at::Generator gen) {  // a handle: copies share th
 // checkpoint written on CUDA loads on a machine without one, and on CUDA the model's parameters are
 // refilled in place (their identity, which the optimizer holds, is kept) with the optimizer's
 // moments beside them. CPU tensors mapped to the CPU are not copied.
-void load_archive(torch::serialize::InputArchive& archive, const fs::path& path,
-                  const torch::Device& device) {
-  archive.load_from(path.string(), device);
+// Then `read` takes what it needs from the archive. A file that is not such an archive, or lacks a
+// tensor the model has, is a corrupt checkpoint named with its file (its manifest may have been
+// edited to match it), not LibTorch's "PytorchStreamReader failed reading zip archive".
+void load_archive(const fs::path& path, const torch::Device& device,
+                  const std::function<void(torch::serialize::InputArchive&)>& read) {
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(path.string(), device);
+    read(archive);
+  } catch (const c10::Error& e) {
+    std::string cause = e.what_without_backtrace();
+    cause = cause.substr(0, cause.find('\n'));
+    throw UsageError(path.string() + ": cannot be read as this run's checkpoint (corrupt, or not "
+                     "written by attnbench for this model): " + cause);
+  }
 }
 
 void write_text(const fs::path& path, const std::string& text) {
@@ -147,27 +159,22 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   // Checkpoints hold CPU or CUDA tensors depending on where they were written; each is read onto
   // the device the model is on now, so either loads on either.
   const torch::Device device = device_of(model);
-  {
-    torch::serialize::InputArchive archive;
-    load_archive(archive, dir / "model.pt", device);
-    model.load(archive);
-  }
+  load_archive(dir / "model.pt", device, [&](auto& archive) { model.load(archive); });
   if (optimizer) {
-    torch::serialize::InputArchive archive;
-    load_archive(archive, dir / "optimizer.pt", device);
-    optimizer->load(archive);
+    load_archive(dir / "optimizer.pt", device, [&](auto& archive) { optimizer->load(archive); });
     // Generator states are CPU byte tensors wherever the run was.
-    torch::serialize::InputArchive rng_archive;
-    load_archive(rng_archive, dir / "rng.pt", torch::Device(torch::kCPU));
-    torch::Tensor rng;
-    rng_archive.read("cpu_generator", rng);
+    torch::Tensor rng, cuda_rng;
+    bool has_cuda_rng = false;
+    load_archive(dir / "rng.pt", torch::Device(torch::kCPU), [&](auto& archive) {
+      archive.read("cpu_generator", rng);
+      has_cuda_rng = archive.try_read("cuda_generator", cuda_rng);
+    });
     {
       auto gen = at::detail::getDefaultCPUGenerator();
       std::lock_guard<std::mutex> lock(gen.mutex());
       gen.set_state(rng);
     }
-    torch::Tensor cuda_rng;
-    if (device.is_cuda() && rng_archive.try_read("cuda_generator", cuda_rng)) {
+    if (device.is_cuda() && has_cuda_rng) {
       auto gen = at::globalContext().defaultGenerator(device);
       std::lock_guard<std::mutex> lock(gen.mutex());
       gen.set_state(cuda_rng);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 namespace attnbench {
 
 std::string SourceLocation::str() const {
@@ -52,6 +54,24 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   std::string s;
   for (size_t i = 0; i < items.size(); ++i) s += (i ? sep : "") + items[i];
   return s;
+}
+
+std::string terminal_safe(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (size_t i = 0; i < message.size(); ++i) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    const auto next = i + 1 < message.size() ? static_cast<unsigned char>(message[i + 1]) : 0;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // UTF-8 of U+0080..U+009F
+      out += fmt::format("\\u00{:02x}", next);
+      ++i;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 }  // namespace attnbench

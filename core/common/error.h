@@ -40,4 +40,9 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // "a, b, c" for messages that list the valid choices.
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 
+// `message` safe to print on a terminal: control characters other than line breaks and tabs (an
+// escape sequence in a config key would otherwise recolour or rewrite the user's terminal) as
+// \xNN, C1 controls (U+0080..U+009F) as \u00NN. Used where the CLI prints every error.
+std::string terminal_safe(const std::string& message);
+
 }  // namespace attnbench

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <new>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -70,8 +71,27 @@ int filesystem_exit_code(const std::filesystem::filesystem_error& e) {
                          c == std::errc::permission_denied || c == std::errc::not_a_directory ||
                          c == std::errc::is_a_directory || c == std::errc::file_exists ||
                          c == std::errc::read_only_file_system ||
-                         c == std::errc::filename_too_long;
+                         c == std::errc::filename_too_long ||
+                         c == std::errc::too_many_symbolic_link_levels;
   return user_path ? 2 : 1;
+}
+
+// Every error reaches the terminal through here: "error: " and the message, its control
+// characters escaped (a config key or path may hold an escape sequence).
+void print_error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", terminal_safe(message));
+}
+
+// A filesystem error as "<path>: <what the system said>" and, for the causes a user can fix, why,
+// instead of libstdc++'s "filesystem error: status: ... [path]".
+std::string restated(const std::filesystem::filesystem_error& e) {
+  std::string what = e.code().message();
+  if (e.code() == std::errc::too_many_symbolic_link_levels) {
+    what += " (a symbolic link loop, or links nested too deep)";
+  } else if (e.code() == std::errc::filename_too_long) {
+    what += " (a name over 255 bytes, or a path over 4096)";
+  }
+  return e.path1().empty() ? what : e.path1().string() + ": " + what;
 }
 
 // Runs the chosen command. Errors are printed once: our own with their message (they carry their
@@ -81,25 +101,24 @@ int run_guarded(const std::string& command, const Action& action) {
   try {
     return action();
   } catch (const UsageError& e) {
-    fmt::print(stderr, "error: {}\n", without_backtrace(e.what()));
+    print_error(without_backtrace(e.what()));
     return 2;
   } catch (const c10::Error& e) {
-    fmt::print(stderr, "error: {}: LibTorch: {}\n", command,
-               without_backtrace(e.what_without_backtrace()));
+    print_error(command + ": LibTorch: " + without_backtrace(e.what_without_backtrace()));
     return 1;
   } catch (const nlohmann::json::exception& e) {
-    fmt::print(stderr, "error: {}: malformed JSON input (a file it read is not in the expected "
-                       "layout): {}\n", command, json_message(e));
+    print_error(command + ": malformed JSON input (a file it read is not in the expected layout): " +
+                json_message(e));
     return 2;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "error: {}: out of memory (lower the model, batch or context sizes; "
-                       "docs/training.md, \"Validation\")\n", command);
+    print_error(command + ": out of memory (lower the model, batch or context sizes; "
+                          "docs/training.md, \"Validation\")");
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {
-    fmt::print(stderr, "error: {}: {}\n", command, e.what());
+    print_error(command + ": " + restated(e));
     return filesystem_exit_code(e);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "error: {}\n", without_backtrace(e.what()));
+    print_error(without_backtrace(e.what()));
     return 1;
   }
 }
@@ -142,7 +161,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);  // prints help or the error
+    std::ostringstream err;  // an option's value is quoted in the message: escaped like any error
+    int code = app.exit(e, std::cout, err);  // prints help, or the error into `err`
+    std::cerr << terminal_safe(err.str());
     return code == 0 ? 0 : 2;
   }
   if (version) return run_guarded("attnbench --version", [] {

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/common/error.h"
 #include "core/config/run_config.h"
 #include "model/checkpoint.h"
 #include "model/checkpoint_dir.h"
@@ -109,5 +110,32 @@ CATCH_TEST_CASE("checkpoint files: a checkpoint that cannot be written keeps the
   CATCH_CHECK(!fs::exists(run / "checkpoint.tmp"));
   model::verify_checkpoint(run / "checkpoint");
   CATCH_CHECK(model::restore_checkpoint(run / "checkpoint", *net, nullptr).step == 10);
+  fs::remove_all(run);
+}
+
+CATCH_TEST_CASE("checkpoint files: a corrupt archive under a matching manifest is named, not LibTorch's") {
+  // A hand-edited manifest can match any bytes: the archive itself must be refused with its path
+  // (before, "PytorchStreamReader failed reading zip archive" reached the user).
+  const fs::path run = fs::temp_directory_path() / ("ab_ckpt_corrupt_" + std::to_string(::getpid()));
+  fs::remove_all(run);
+  fs::create_directories(run);
+  auto cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\nvocab_size = 32\ncontext_length = 16\n[attention]\n"
+      "variant = \"softmax\"\nbackend = \"eager\"\n[data]\nfixed_token_id = 0\n",
+      "test.toml");
+  model::DecoderLM net(cfg);
+  torch::optim::AdamW adamw(net->parameters());
+  model::TrainState state;
+  state.step = 3;
+  model::save_checkpoint(run, cfg, *net, adamw, state);
+  const fs::path ckpt = run / "checkpoint";
+  std::ofstream(ckpt / "model.pt", std::ios::trunc) << "not a zip archive";
+  model::write_manifest(ckpt, 3);
+  model::verify_checkpoint(ckpt);  // the manifest agrees
+  const std::string error = message_of([&] { model::restore_checkpoint(ckpt, *net, nullptr); });
+  CATCH_CHECK_THAT(error, Catch::StartsWith((ckpt / "model.pt").string() +
+                                            ": cannot be read as this run's checkpoint"));
+  CATCH_CHECK(error.find("Exception raised from") == std::string::npos);
+  CATCH_CHECK_THROWS_AS(model::restore_checkpoint(ckpt, *net, nullptr), UsageError);
   fs::remove_all(run);
 }
