@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/common/error.h"
 #include "core/data/text_tokenizer.h"
 #include "evals/progress.h"
 #include "evals/scorer.h"
@@ -177,7 +178,36 @@ std::vector<SampleResult> sample_results(OutputType type, const std::vector<Doc>
   return out;
 }
 
+// The first request whose continuation does not fit `max_length` tokens, as "document D has an
+// answer of N tokens"; "" when all fit.
+std::string answer_too_long(const TaskRequests& requests, const std::vector<Doc>& docs,
+                            int64_t max_length) {
+  for (size_t r = 0; r < requests.tokens.size(); ++r) {
+    const auto n = static_cast<int64_t>(requests.tokens[r].continuation.size());
+    if (n <= max_length) continue;
+    return "document " + std::to_string(docs[requests.origin[r].doc].index) + " has an answer of " +
+           std::to_string(n) + " tokens";
+  }
+  return "";
+}
+
+[[noreturn]] void refuse_answer(const std::string& task, const std::string& what, int64_t max_length) {
+  throw UsageError("task " + task + ": " + what + ", longer than the model's context of " +
+                   std::to_string(max_length) + " tokens; lm-eval never truncates an answer, so " +
+                   "the task cannot be scored (raise model.context_length or leave the task out)");
+}
+
 }  // namespace
+
+void require_answers_fit(const LoadedTask& task, const TextEncoder& encode, const EvalOptions& options,
+                         int64_t max_length) {
+  const TaskSpec& spec = *task.spec;
+  if (spec.type == OutputType::LoglikelihoodRolling) return;  // windows of any document fit
+  const TaskRequests requests = build_requests(spec.name, spec.type, task.docs, encode, options, max_length);
+  if (std::string what = answer_too_long(requests, task.docs, max_length); !what.empty()) {
+    refuse_answer(spec.name, what, max_length);
+  }
+}
 
 TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const std::string& task,
                          OutputType type, const std::vector<std::string>& metrics,
@@ -190,6 +220,9 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
 
   const TaskRequests requests =
       build_requests(task, type, docs, encode, options, model.max_length());
+  if (std::string what = answer_too_long(requests, docs, model.max_length()); !what.empty()) {
+    refuse_answer(task, what, model.max_length());
+  }
   report.requests = static_cast<int64_t>(requests.tokens.size());
 
   ProgressBar bar(options.progress, is_terminal(options.progress));

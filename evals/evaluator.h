@@ -112,6 +112,13 @@ std::vector<LoadedTask> load_tasks(const std::vector<std::string>& names,
                                    const std::filesystem::path& data_root, int64_t limit,
                                    const std::map<std::string, int64_t>& task_limits = {});
 
+// UsageError naming the task, the document and both lengths when one of `task`'s answers is
+// longer than `max_length` tokens, as `encode` and `options` encode it: lm-eval never truncates a
+// continuation, so the model cannot score the task. A sweep checks this before any training
+// (harness/sweep/runner.cpp); evaluation checks it again before the first forward pass.
+void require_answers_fit(const LoadedTask& task, const TextEncoder& encode, const EvalOptions& options,
+                         int64_t max_length);
+
 // Receives each task's report as soon as it is scored.
 using TaskDone = std::function<void(const LoadedTask& task, TaskReport report)>;
 

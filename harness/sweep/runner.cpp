@@ -15,13 +15,16 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/common/output_path.h"
 #include "core/common/paths.h"
 #include "core/data/hf_tokenizer.h"
+#include "core/data/text_tokenizer.h"
 #include "core/data/tokenizer.h"
+#include "evals/evaluator.h"
 #include "evals/tasks/task.h"
 #include "harness/sweep/cell_launch.h"
 #include "harness/sweep/cell_run.h"
@@ -56,6 +59,23 @@ std::string planned_action(const Cell& cell, const std::optional<results::RunInf
     }
   }
   return "?";
+}
+
+// The cells this call has work for: to train, resume, retry or evaluate. A cell marked running is
+// included: only the claim can tell a live holder from one that was killed (kill -9, a second
+// Ctrl-C) and left the mark behind; the cell's runner takes such a cell over and skips one whose
+// holder is alive. Read from the database as it is, which is not created here.
+std::vector<const Cell*> cells_with_work(const std::vector<const Cell*>& cells, const fs::path& db,
+                                         bool retry_failed) {
+  std::optional<results::Store> store;
+  if (fs::exists(db)) store.emplace(results::Store::open(db, /*read_only=*/true));
+  std::vector<const Cell*> todo;
+  for (const Cell* c : cells) {
+    const auto run = store ? store->run(c->id) : std::nullopt;
+    const std::string action = planned_action(*c, run, store ? &*store : nullptr, retry_failed);
+    if (action.rfind("skip", 0) != 0 || (run && run->status == RunStatus::Running)) todo.push_back(c);
+  }
+  return todo;
 }
 
 void print_header(const SweepFile& sweep, const Expansion& e, const fs::path& db,
@@ -122,6 +142,33 @@ std::vector<std::string> run_pretrained_entries(const SweepFile& sweep, const Ex
   return unfinished;
 }
 
+// Every answer of every cell's tasks fits the cell's context (evals::require_answers_fit): a
+// PIQA answer longer than a small model's context was found only after training. Cells sharing
+// their context, limits and BOS policy are checked once; the error names the cell.
+void require_answers_fit(const std::vector<const Cell*>& cells,
+                         const std::shared_ptr<const data::TextTokenizer>& tokenizer,
+                         const fs::path& data_root) {
+  const evals::TextEncoder encode = evals::text_encoder(*tokenizer);
+  std::set<std::string> checked;
+  for (const Cell* c : cells) {
+    const config::EvalConfig& eval = c->config.eval;
+    const std::string key = fmt::format("{} {} {} {}", c->config.model.context_length, eval.limit,
+                                        eval.bos, join(eval.tasks, ","));
+    std::string limits;
+    for (const auto& [task, limit] : eval.task_limits) limits += fmt::format(" {}={}", task, limit);
+    if (eval.tasks.empty() || !checked.insert(key + limits).second) continue;
+    const evals::EvalOptions options = evals::eval_options(eval);
+    try {
+      for (const evals::LoadedTask& task :
+           evals::load_tasks(eval.tasks, data_root, eval.limit, eval.task_limits)) {
+        evals::require_answers_fit(task, encode, options, c->config.model.context_length);
+      }
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("cell {} ({}): {}", c->label, c->id, e.what()));
+    }
+  }
+}
+
 // Checks, before any training, what every cell will need: config consistency, the shards (once
 // per distinct data spec), the tasks' files and the tokenizer.
 void preflight_all(const SweepFile& sweep, const std::vector<const Cell*>& cells,
@@ -141,8 +188,9 @@ void preflight_all(const SweepFile& sweep, const std::vector<const Cell*>& cells
     tasks.insert(c->config.eval.tasks.begin(), c->config.eval.tasks.end());
   }
   if (tasks.empty()) return;
-  data::gpt2_tokenizer_dir(data_root.string());  // the one place that finds it, as cells do
+  const fs::path tokenizer_dir = data::gpt2_tokenizer_dir(data_root.string());  // as cells find it
   for (const auto& t : tasks) evals::find_task(t).load(data_root);
+  require_answers_fit(cells, data::gpt2_text_tokenizer(tokenizer_dir), data_root);
 }
 
 // The sweep's table once it is done: the store's paper-style renderer, else the list of runs.
@@ -196,9 +244,38 @@ bool live_holder(const results::RunInfo& run, const std::string& self) {
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
 }
 
-// The cells that did not end finished or diverged, from the store, so that cells run by children
-// of --jobs count as much as cells run here. A cell that another live process holds is that
-// process's to finish (several runners may share a sweep) and does not count.
+// Cells another live process holds (several runners may share a sweep): waited for until that
+// process settles them, then run here for whatever this sweep still needs of them (a task only it
+// lists), so that the exit status speaks for every cell of the call. A holder that dies or falls
+// silent is taken over by the claim.
+void finish_shared_cells(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                         results::Store& store, const CellRunOptions& co) {
+  const auto held_elsewhere = [&] {
+    std::vector<const Cell*> out;
+    for (const Cell* c : cells) {
+      const auto run = store.run(c->id);
+      if (run && run->status == RunStatus::Running && live_holder(*run, store.owner())) out.push_back(c);
+    }
+    return out;
+  };
+  const std::vector<const Cell*> waited = held_elsewhere();
+  if (waited.empty()) return;
+  std::vector<std::string> ids;
+  for (const Cell* c : waited) ids.push_back(c->id);
+  fmt::print("waiting for {} cell(s) running in other processes: {}\n", waited.size(), join(ids));
+  std::fflush(stdout);
+  for (auto held = waited; !held.empty() && !interrupted(); held = held_elsewhere()) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  for (const Cell* c : waited) {
+    if (interrupted()) break;
+    run_cell(sweep, *c, store, co);
+  }
+}
+
+// The cells that did not end finished or diverged, or finished without a task this sweep lists,
+// from the store, so that cells run by children of --jobs or by another runner count as much as
+// cells run here.
 std::vector<Unfinished> verdict(results::Store& store, const std::vector<const Cell*>& cells,
                                 bool retry_failed) {
   std::vector<Unfinished> out;
@@ -208,11 +285,17 @@ std::vector<Unfinished> verdict(results::Store& store, const std::vector<const C
         run && !run->error.empty() ? ": " + run->error.substr(0, run->error.find('\n')) : "";
     switch (run ? run->status : RunStatus::Pending) {
       case RunStatus::Finished:
+        if (const auto missing = missing_tasks(*c, store); !missing.empty()) {
+          out.push_back({c, "finished, but not scored on " + join(missing) +
+                                " (the same command scores them)"});
+        }
+        break;
       case RunStatus::Diverged:
         break;
       case RunStatus::Running:
-        if (live_holder(*run, store.owner())) {
-          fmt::print("[{}] {}: still running in {}\n", c->id, c->label, run->owner);
+        if (live_holder(*run, store.owner())) {  // after a Ctrl-C, or under --only
+          out.push_back({c, "still running in " + run->owner + ": not finished when this call "
+                            "ended (the same command waits for it)"});
         } else {
           out.push_back({c, "marked running by " + run->owner + ", which is gone or silent; a "
                             "later run takes it over"});
@@ -327,6 +410,14 @@ int run_sweep(const SweepOptions& o) {
 
   check_cell_launch(cell_launch(o), o.jobs, cells);
   const fs::path data_root = attnbench::data_root(o.data_dir);
+  // What is left to do is read before anything is written, and checked: a sweep its preflight
+  // refuses leaves no database and no pending rows behind. `--only` (a child of --jobs, a Slurm
+  // task) was checked by whoever started it.
+  const std::vector<const Cell*> todo = cells_with_work(cells, db, o.retry_failed);
+  if (o.only.empty()) {
+    print_header(sweep, e, db, o);
+    if (!todo.empty() || !sweep.pretrained.empty()) preflight_all(sweep, todo, data_root);
+  }
   install_interrupt_handler();
   results::Store store = results::Store::open(db);
   store.upsert_sweep(sweep.name, absolute_path(sweep.file));
@@ -342,32 +433,15 @@ int run_sweep(const SweepOptions& o) {
   co.metadata = o.metadata;
   co.launch = cell_launch(o);
   if (o.jobs > 1 && cells.size() > 1) {
-    // The children check and claim their own cells; the runner only sorts out what is left to do.
-    // A cell marked running goes to a child too: only the claim can tell a live holder from one
-    // that was killed (kill -9, a second Ctrl-C) and left the mark behind; the child takes such a
-    // cell over and skips one whose holder is alive.
-    std::vector<const Cell*> todo;
-    for (const Cell* c : cells) {
-      const auto run = store.run(c->id);
-      std::string action = planned_action(*c, run, &store, o.retry_failed);
-      if (action.rfind("skip", 0) != 0 || (run && run->status == RunStatus::Running)) {
-        todo.push_back(c);
-      }
-    }
-    if (!todo.empty()) preflight_all(sweep, todo, data_root);
-    print_header(sweep, e, db, o);
     run_children(o, db, todo);  // each cell's end is in the store, which the verdict reads
   } else {
-    if (o.only.empty()) {
-      print_header(sweep, e, db, o);
-      preflight_all(sweep, cells, data_root);
-    }
     for (const Cell* c : cells) {
       if (interrupted()) break;
       run_cell(sweep, *c, store, co);
     }
   }
 
+  if (o.only.empty()) finish_shared_cells(sweep, cells, store, co);
   // --only names one trained cell (a child of --jobs, a Slurm task): the runner does the rest.
   const std::vector<std::string> pretrained_unfinished =
       o.only.empty() ? run_pretrained_entries(sweep, e, store, co) : std::vector<std::string>{};

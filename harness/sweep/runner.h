@@ -35,10 +35,11 @@ struct SweepOptions {
   bool oversubscribe = false;    // more local CPU ranks than cores (train --oversubscribe)
 };
 
-// Returns the exit code (docs/sweeps.md, "Exit codes"), read from the store at the end: 0 when every
-// cell of the call is finished, diverged or held by another live process; 1 when one is not (failed
-// now or before, left interrupted without a Ctrl-C here, held by a process that is gone or silent,
-// never started), naming those cells on stderr; 130 when this process was interrupted. Bad input
+// Returns the exit code (docs/sweeps.md, "Exit codes"), read from the store at the end, after
+// waiting for the cells other live processes held: 0 when every cell of the call is finished on
+// every task the sweep lists, or diverged; 1 when one is not (failed now or before, left
+// interrupted without a Ctrl-C here, held by a process that is gone or silent, or still held under
+// --only, never started), naming those cells on stderr; 130 when this process was interrupted. Bad input
 // throws UsageError before any work.
 int run_sweep(const SweepOptions& options);
 

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/common/error.h"
 #include "evals/evaluator.h"
 #include "evals/scorer.h"
 #include "evals/tasks/task.h"
@@ -259,4 +260,24 @@ CATCH_TEST_CASE("request records are lm-eval's Instance arguments") {
   CATCH_CHECK(rec[1].continuation == " no");
   CATCH_CHECK(apply_limit(docs, 0).size() == 1);
   CATCH_CHECK(apply_limit({docs[0], docs[0], docs[0]}, 2).size() == 2);
+}
+
+CATCH_TEST_CASE("an answer longer than the model's context is refused naming the task and document") {
+  // lm-eval never truncates a continuation: a PIQA answer longer than a small model's context
+  // used to fail mid-sweep after training, without naming the task.
+  BigramStub model(kV, 4, successor_prob);  // a context of 4 tokens
+  const std::vector<Doc> docs = {mc_doc(0, "a", {"bc", "de"}, 0), mc_doc(7, "a", {"b", "bcdefg"}, 1)};
+  const std::string expected = "task mc: document 7 has an answer of 7 tokens, longer than the "
+                               "model's context of 4 tokens";
+  CATCH_CHECK_THROWS_WITH(evaluate_docs(model, char_encoder(), "mc", OutputType::MultipleChoice,
+                                        {"acc"}, docs, options()),
+                          Catch::Contains(expected));
+  TaskSpec spec;
+  spec.name = "mc";
+  spec.type = OutputType::MultipleChoice;
+  const LoadedTask task{&spec, docs, 0};
+  CATCH_CHECK_THROWS_AS(require_answers_fit(task, char_encoder(), options(), 4), attnbench::UsageError);
+  CATCH_CHECK_THROWS_WITH(require_answers_fit(task, char_encoder(), options(), 4),
+                          Catch::Contains(expected));
+  CATCH_CHECK_NOTHROW(require_answers_fit(task, char_encoder(), options(), 7));
 }

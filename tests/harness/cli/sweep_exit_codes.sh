@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A sweep's exit code tells whether every cell finished (docs/sweeps.md, "Running: resume and
 # skip"): a failed cell, a cell left running by a process that is gone and a cell whose run folder
-# was busy exit 1 with a line naming them on stderr; a cell that another live process holds does
-# not count. A busy run folder leaves its cell interrupted (resumable), not failed.
+# was busy exit 1 with a line naming them on stderr; a cell that another live process holds is
+# waited for, then settled here. A busy run folder leaves its cell interrupted (resumable), not
+# failed.
 set -euo pipefail
 source "$(dirname "$0")/sweep_fixture.bash"
 tmp=$(mktemp -d)
@@ -47,9 +48,27 @@ mark_running() {  # mark_running AGE_S: held by another host, silent for AGE_S s
   sqlite3 "$db" "UPDATE runs SET status = 'running', owner_host = 'elsewhere', owner_pid = 1,
                  heartbeat = CAST(strftime('%s', 'now') AS REAL) - $1 WHERE id = '$a'"
 }
+# A live holder is waited for (its results are not stored yet), then the cell is settled here: a
+# sweep that exited 0 while another process still ran its cell said nothing true about it.
+sleep 60 &
+holder=$!
+sqlite3 "$db" "UPDATE runs SET status = 'running', owner_host = '$(hostname)', owner_pid = $holder,
+               heartbeat = CAST(strftime('%s', 'now') AS REAL) WHERE id = '$a'"
+"$ATTNBENCH" sweep "${args[@]}" > "$tmp/out" 2> "$tmp/err" &
+runner=$!
+for _ in $(seq 300); do grep -q "waiting for 1 cell(s) running in other processes: $a" "$tmp/out" && break; sleep 0.1; done
+grep -q "waiting for 1 cell(s)" "$tmp/out" || { cat "$tmp/out" "$tmp/err"; fail "a live holder should be waited for"; }
+sleep 1
+kill -0 "$runner" 2>/dev/null || { cat "$tmp/out" "$tmp/err"; fail "the sweep ended while the holder lived"; }
+kill "$holder"
+rc=0; wait "$runner" || rc=$?
+[ "$rc" = 0 ] || { cat "$tmp/out" "$tmp/err"; fail "exit $rc after the holder ended"; }
+[ "$(status "$a")" = finished ] || fail "the cell of a holder that ended should be taken over"
+# Under --only (a child of --jobs, a Slurm task) nothing waits: the holder's cell is reported.
 mark_running 0
-run_sweep 0 "${args[@]}"
-grep -q "still running in elsewhere:1" "$tmp/out" || { cat "$tmp/out"; fail "a live holder should be noted"; }
+run_sweep 1 "${args[@]}" --only "$a"
+grep -q "$a variant=softmax: still running in elsewhere:1: not finished" "$tmp/err" ||
+  { cat "$tmp/err"; fail "a live holder under --only should be reported"; }
 mark_running 600  # through a child of --jobs, which claims (and here skips) running cells itself
 run_sweep 1 "${args[@]}" --jobs 2
 grep -q "$a variant=softmax: marked running by elsewhere:1, which is gone or silent" "$tmp/err" ||
