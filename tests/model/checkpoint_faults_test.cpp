@@ -17,6 +17,7 @@
 #include "model/checkpoint.h"
 #include "model/checkpoint_dir.h"
 #include "model/decoder.h"
+#include "model/tiny_checkpoint.h"
 
 using namespace attnbench;
 namespace fs = std::filesystem;
@@ -85,57 +86,35 @@ CATCH_TEST_CASE("checkpoint files: a full disk is an error naming the file and t
 }
 
 CATCH_TEST_CASE("checkpoint files: a checkpoint that cannot be written keeps the previous one") {
-  const fs::path run = fs::temp_directory_path() / ("ab_ckpt_run_" + std::to_string(::getpid()));
-  fs::remove_all(run);
-  fs::create_directories(run);
-  auto cfg = config::parse_run_config(
-      "[model]\npreset = \"tiny\"\nvocab_size = 32\ncontext_length = 16\n[attention]\n"
-      "variant = \"softmax\"\nbackend = \"eager\"\n[data]\nfixed_token_id = 0\n",
-      "test.toml");
-  model::DecoderLM net(cfg);
-  torch::optim::AdamW adamw(net->parameters());
+  testing::TinyCheckpoint t("ab_ckpt_run");
+  t.save(10);
   model::TrainState state;
-  state.step = 10;
-  model::save_checkpoint(run, cfg, *net, adamw, state);
-
   state.step = 20;
   std::string error;
   {
     FileSizeLimit limit(64 << 10);  // far below the model's archive
-    error = message_of([&] { model::save_checkpoint(run, cfg, *net, adamw, state); });
+    error = message_of([&] { model::save_checkpoint(t.run, t.cfg, *t.net, t.adamw, state); });
   }
   CATCH_CHECK_THAT(error, Catch::Contains("cannot write the checkpoint of step 20") &&
                               Catch::Contains("File too large") &&
-                              Catch::Contains((run / "checkpoint").string() + " is intact"));
-  CATCH_CHECK(!fs::exists(run / "checkpoint.tmp"));
-  model::verify_checkpoint(run / "checkpoint");
-  CATCH_CHECK(model::restore_checkpoint(run / "checkpoint", *net, nullptr).step == 10);
-  fs::remove_all(run);
+                              Catch::Contains(t.checkpoint().string() + " is intact"));
+  CATCH_CHECK(!fs::exists(t.run / "checkpoint.tmp"));
+  model::verify_checkpoint(t.checkpoint());
+  CATCH_CHECK(model::restore_checkpoint(t.checkpoint(), *t.net, nullptr).step == 10);
 }
 
 CATCH_TEST_CASE("checkpoint files: a corrupt archive under a matching manifest is named, not LibTorch's") {
   // A hand-edited manifest can match any bytes: the archive itself must be refused with its path
   // (before, "PytorchStreamReader failed reading zip archive" reached the user).
-  const fs::path run = fs::temp_directory_path() / ("ab_ckpt_corrupt_" + std::to_string(::getpid()));
-  fs::remove_all(run);
-  fs::create_directories(run);
-  auto cfg = config::parse_run_config(
-      "[model]\npreset = \"tiny\"\nvocab_size = 32\ncontext_length = 16\n[attention]\n"
-      "variant = \"softmax\"\nbackend = \"eager\"\n[data]\nfixed_token_id = 0\n",
-      "test.toml");
-  model::DecoderLM net(cfg);
-  torch::optim::AdamW adamw(net->parameters());
-  model::TrainState state;
-  state.step = 3;
-  model::save_checkpoint(run, cfg, *net, adamw, state);
-  const fs::path ckpt = run / "checkpoint";
+  testing::TinyCheckpoint t("ab_ckpt_corrupt");
+  t.save(3);
+  const fs::path ckpt = t.checkpoint();
   std::ofstream(ckpt / "model.pt", std::ios::trunc) << "not a zip archive";
   model::write_manifest(ckpt, 3);
   model::verify_checkpoint(ckpt);  // the manifest agrees
-  const std::string error = message_of([&] { model::restore_checkpoint(ckpt, *net, nullptr); });
+  const std::string error = message_of([&] { model::restore_checkpoint(ckpt, *t.net, nullptr); });
   CATCH_CHECK_THAT(error, Catch::StartsWith((ckpt / "model.pt").string() +
                                             ": cannot be read as this run's checkpoint"));
   CATCH_CHECK(error.find("Exception raised from") == std::string::npos);
-  CATCH_CHECK_THROWS_AS(model::restore_checkpoint(ckpt, *net, nullptr), UsageError);
-  fs::remove_all(run);
+  CATCH_CHECK_THROWS_AS(model::restore_checkpoint(ckpt, *t.net, nullptr), UsageError);
 }
