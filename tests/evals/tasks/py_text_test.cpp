@@ -29,7 +29,7 @@ CATCH_TEST_CASE("py_text: capitalize upper-cases the first letter and lowers the
   CATCH_CHECK(py_capitalize_ascii("") == "");
 }
 
-CATCH_TEST_CASE("py_text: len(re.split(r'\\s+', s)) counts the empty edge pieces") {
+CATCH_TEST_CASE("py_text: the word count of re.split on whitespace runs counts the empty edge pieces") {
   CATCH_CHECK(py_split_whitespace_count("") == 1);           // ['']
   CATCH_CHECK(py_split_whitespace_count("a") == 1);
   CATCH_CHECK(py_split_whitespace_count(" a b ") == 4);      // ['', 'a', 'b', '']
