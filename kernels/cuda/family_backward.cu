@@ -58,10 +58,14 @@ __global__ void __launch_bounds__(kThreads) family_backward_rows_kernel(const Ba
   const int lane = threadIdx.x % 32;
   const E* dout = static_cast<const E*>(a.in.dout) + row * D;
   const E* out = static_cast<const E*>(a.in.out) + row * D;
+  // Renormalising, c_i = dO_i . o_i cancels against dO_i . N_i / n_i in dt_i and against g_ij in
+  // dA_ij, amplified by u_i = 1 / r_i: o in fp32 halves the 16-bit error of dtau (the output's own
+  // rounding, 2^-9 in bf16, is otherwise the largest term left).
+  const float* out_f32 = a.in.out_f32 ? a.in.out_f32 + row * D : nullptr;
   float dot_out = 0.f, dot_kept = 0.f;
   for (int d = lane; d < D; d += 32) {
     const float g = to_float(dout[d]);
-    dot_out += g * to_float(out[d]);
+    dot_out += g * (out_f32 ? out_f32[d] : to_float(out[d]));
     if (p.elastic) dot_kept += g * a.in.kept_v_sum[row * D + d];
   }
   for (int x = 16; x >= 1; x >>= 1) {

@@ -81,12 +81,15 @@ struct FamilyCudaAttention : torch::autograd::Function<FamilyCudaAttention> {
     auto lse = torch::empty({B, H, T_len}, f32), rowsum = torch::empty({B, H, T_len}, f32);
     auto kept_v = elastic ? torch::empty({B, H, T_len, D}, f32) : torch::Tensor();
     auto kept_n = elastic ? torch::empty({B, H, T_len}, f32) : torch::Tensor();
+    // In the input dtype o carries no fp32 copy: it is o itself (out_f32 stays null).
+    const bool wide_out = renormalize && q.scalar_type() != torch::kFloat;
+    auto out_f32 = wide_out ? torch::empty({B, H, T_len, D}, f32) : torch::Tensor();
     r.out = out.data_ptr(), r.lse = lse.data_ptr<float>(), r.rowsum = rowsum.data_ptr<float>();
-    r.kept_v_sum = maybe(kept_v), r.kept_count = maybe(kept_n);
+    r.kept_v_sum = maybe(kept_v), r.kept_count = maybe(kept_n), r.out_f32 = maybe(out_f32);
     const DeviceProblem p =
         device_problem(q, k, v, bias, thresh, elastic, renormalize, skip_dead_tiles);
     check(family_forward_cuda(p, r, at::cuda::getCurrentCUDAStream()));
-    ctx->save_for_backward({q, k, v, out, lse, rowsum, kept_v, kept_n});
+    ctx->save_for_backward({q, k, v, out, lse, rowsum, kept_v, kept_n, out_f32});
     ctx->saved_data["bias"] = bias;
     ctx->saved_data["thresh"] = thresh;
     ctx->saved_data["tau"] = tau;  // shapes and dtypes of the parameter gradients
@@ -114,7 +117,7 @@ struct FamilyCudaAttention : torch::autograd::Function<FamilyCudaAttention> {
     BackwardInputs in;
     in.out = s[3].data_ptr(), in.dout = dout.data_ptr();
     in.lse = s[4].data_ptr<float>(), in.rowsum = s[5].data_ptr<float>();
-    in.kept_v_sum = maybe(s[6]), in.kept_count = maybe(s[7]);
+    in.kept_v_sum = maybe(s[6]), in.kept_count = maybe(s[7]), in.out_f32 = maybe(s[8]);
     auto dq = torch::zeros({B, H, T_len, D}, f32);
     auto dk = torch::empty_like(q), dv = torch::empty_like(q);
     auto dthresh = elastic ? torch::zeros({B, H, T_len}, f32) : torch::Tensor();

@@ -136,9 +136,15 @@ __device__ inline bool weights(const DeviceProblem& p, const RowCtx& c, const fl
       }
     }
     const int at = c.r * kLdWeight + c.quad + 4 * m;
-    p_s[at] = from_float<E>(w);
+    const E w_e = from_float<E>(w);
+    p_s[at] = w_e;
     if (p.elastic) m_s[at] = from_float<E>(keep);
-    rowsum += w, kept += keep;
+    // r_i sums the weights as A V uses them, rounded to E, so that o_i = sum_j a_ij v_j / r_i is an
+    // exact average: with one kept key o_i = v_j and the renormalised backward's
+    // c_i n_i = dO_i . o_i cancels dO_i . N_i to 0, as the derivative does. Summing the fp32 weights
+    // left o off by the weight's rounding (2^-9 in bf16), which u_i = 1 / r_i then amplified in dt_i
+    // and dS: up to 1.3 relative error in dtau at r_i ~ 7e-4 on the H100.
+    rowsum += to_float(w_e), kept += keep;
   }
   return alive;
 }
@@ -217,6 +223,7 @@ __global__ void __launch_bounds__(kThreads) family_forward_kernel(const ForwardA
   stage<E, D>(o, stage_s);
   __syncthreads();
   write_rows<E, E, D>(static_cast<E*>(a.r.out) + base + i0 * D, stage_s, u_s, mq);
+  if (a.r.out_f32) write_rows<E, float, D>(a.r.out_f32 + base + i0 * D, stage_s, u_s, mq);
   if (!p.elastic) return;
   __syncthreads();
   stage<E, D>(n, stage_s);
