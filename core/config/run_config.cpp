@@ -474,6 +474,14 @@ std::vector<std::pair<std::string, Value>> flatten(const RunConfig& cfg) {
   return out;
 }
 
+std::vector<std::pair<std::string, Value>> identity_keys(const RunConfig& cfg) {
+  std::vector<std::pair<std::string, Value>> out;
+  for (auto& [name, value] : flatten(cfg))
+    if (name.rfind("eval.", 0) != 0 && !execution_only_keys().count(name))
+      out.emplace_back(name, value);
+  return out;
+}
+
 const std::vector<std::string>& attention_backends() {
   static const std::vector<std::string> names = {"auto", "eager", "fused"};
   return names;

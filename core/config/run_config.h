@@ -145,5 +145,8 @@ std::string config_hash(const RunConfig& cfg);
 
 // Flattened "section.key" -> value of the resolved config (the results store's params table).
 std::vector<std::pair<std::string, Value>> flatten(const RunConfig& cfg);
+// The flattened keys the run id covers (flatten without eval.* and the execution-only keys): what
+// the ranks of one data-parallel job must hold equal, named key by key.
+std::vector<std::pair<std::string, Value>> identity_keys(const RunConfig& cfg);
 
 }  // namespace attnbench::config

@@ -40,6 +40,8 @@ class ShardReader {
   // its bytes. After a scan, a read that finds only the modification time changed (a `touch`, a
   // copy of the same bytes) re-hashes the file and goes on when the checksum still matches.
   uint32_t scan();
+  // XXH3-64 of the file's bytes as scan() read them (0 before a scan).
+  uint64_t checksum() const { return checksum_; }
 
  private:
   void validate_header();

@@ -122,14 +122,14 @@ torch::Device rank_device(const config::RunConfig& cfg, const train::RankEnv& en
 }
 
 train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig& cfg,
-                              train::Communicator* comm) {
+                              train::TrainingData data, train::Communicator* comm) {
   std::signal(SIGINT, on_train_stop_signal);
   std::signal(SIGTERM, on_train_stop_signal);
   train::TrainOptions opts;
   opts.quiet = o.quiet;
   opts.should_stop = [] { return g_interrupted.load(); };
   opts.comm = comm;
-  train::TrainResult r = train::train_run(cfg, o.out, nullptr, opts);
+  train::TrainResult r = train::train_run(cfg, std::move(data), o.out, nullptr, opts);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   return r;
@@ -144,13 +144,15 @@ int run_train(const TrainCliOptions& o) {
   if (o.nproc_per_node > 0) return launch(o, cfg);
 
   const train::RankEnv env = train::rank_env();
+  train::TrainingData data = train::preflight(cfg);  // before the rendezvous: its identity is agreed
   std::unique_ptr<train::Communicator> comm;
   if (env.distributed()) {
     train::check_ranks(cfg, env.world_size, 0, fmt::format("rank {}", env.rank));
     comm = std::make_unique<train::Communicator>(env, rank_device(cfg, env),
-                                                 std::chrono::seconds(o.dist_timeout));
+                                                 std::chrono::seconds(o.dist_timeout),
+                                                 train::rank_identity(cfg, data));
   }
-  train::TrainResult r = train_here(o, cfg, comm.get());
+  train::TrainResult r = train_here(o, cfg, std::move(data), comm.get());
   if (!comm || comm->rank() == 0) {
     fmt::print("{}: step {}, train loss {:.4f}, val loss {:.4f}, run folder {}\n", r.status,
                r.step, r.train_loss, r.val_loss, o.out);

@@ -7,6 +7,10 @@
 #endif
 #include <torch/version.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <condition_variable>
@@ -79,6 +83,7 @@ RankEnv torchrun_env(const GetEnv& getenv) {
   e.master_port = master_port(getenv, e.master_port);
   const char* agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
   e.agent_store = agent && std::string(agent) == "True";
+  e.attempt = env_int(getenv, "TORCHELASTIC_RESTART_COUNT", 0, 0);
   return e;
 }
 
@@ -147,6 +152,42 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const RankEnv& env, std::chrono::seco
                                          env.world_size, env.master_addr, env.master_port,
                                          e.what_without_backtrace()));
   }
+}
+
+// A TCPStore client that reads from anything but a rank store (any byte stream on the port) can
+// die in LibTorch's own listener thread (std::bad_alloc from a length read out of garbage), where
+// no catch here reaches: a forked child connects and asks first, and the rank connects only after
+// the child has had a store's answer. UsageError when what listens answers otherwise.
+void require_store_peer(const RankEnv& env, std::chrono::seconds timeout) {
+  const pid_t pid = fork();
+  if (pid < 0) return;  // no probe possible: the rank connects directly
+  if (pid == 0) {
+    const int null_fd = open("/dev/null", O_WRONLY);  // the child's dying words are not the rank's
+    if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);
+    int code = 0;
+    try {
+      rendezvous(env, timeout, false)->check({"attnbench/probe"});
+    } catch (const std::runtime_error&) {
+      code = 3;  // no store answered within the timeout
+    } catch (...) {
+      code = 4;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    throw std::runtime_error(fmt::format(
+        "rank {} of {}: rendezvous at {}:{} failed: no rank store answered within the {} s "
+        "timeout (--dist-timeout)",
+        env.rank, env.world_size, env.master_addr, env.master_port, timeout.count()));
+  }
+  throw UsageError(fmt::format(
+      "rank {} of {}: what listens at {}:{} does not answer as a rank store (MASTER_ADDR, "
+      "MASTER_PORT): another program holds the port, or it is not this job's",
+      env.rank, env.world_size, env.master_addr, env.master_port));
 }
 
 std::string read_key(c10d::Store& store, const std::string& key) {
@@ -301,17 +342,53 @@ c10::intrusive_ptr<Group> make_nccl(const c10::intrusive_ptr<c10d::Store>& store
 #endif
 }
 
+// The agreement's view of the rendezvous store (rank_agreement.h): a claim is a compare-and-set
+// from "absent"; a wait past the timeout is a CollectiveError naming the key.
+AgreementStore agreement_store(c10d::Store& store, const RankEnv& env,
+                               std::chrono::seconds timeout) {
+  AgreementStore s;
+  s.claim = [&store](const std::string& key, const std::string& value) {
+    const std::vector<uint8_t> bytes(value.begin(), value.end());
+    const auto now = store.compareSet(key, {}, bytes);
+    // LibTorch's TCPStore wakes a client waiting on a key when it is set, not when compareSet
+    // creates it (measured with 1.13): set it once more, unchanged, for a rank already waiting.
+    if (now == bytes) store.set(key, bytes);
+    return std::string(now.begin(), now.end());
+  };
+  s.wait_get = [&store, env, timeout](const std::string& key) {
+    try {
+      store.wait({key}, timeout);
+    } catch (const c10::Error& e) {
+      throw CollectiveError(fmt::format(
+          "rank {} of {}: the job's ranks did not all join within the {} s timeout "
+          "(--dist-timeout): {} is missing ({})",
+          env.rank, env.world_size, timeout.count(), key, e.what_without_backtrace()));
+    }
+    return read_key(store, key);
+  };
+  s.set = [&store](const std::string& key, const std::string& value) {
+    write_key(store, key, value);
+  };
+  return s;
+}
+
 }  // namespace
 
 Communicator::Communicator(const RankEnv& env, const torch::Device& device,
-                           std::chrono::seconds timeout)
+                           std::chrono::seconds timeout, const RankIdentity& identity)
     : impl_(std::make_unique<Impl>()) {
   impl_->env = env;
   impl_->device = device;
   impl_->timeout = timeout;
-  impl_->store = rendezvous(env, timeout, env.rank == 0 && !env.agent_store);
-  impl_->heartbeat = std::make_unique<Heartbeat>(env, timeout);
   impl_->backend = device.is_cuda() ? "nccl" : "gloo";
+  const bool hosts_store = env.rank == 0 && !env.agent_store;
+  if (!hosts_store) require_store_peer(env, timeout);
+  impl_->store = rendezvous(env, timeout, hosts_store);
+  RankIdentity facts = identity;
+  facts.emplace_back("world size", std::to_string(env.world_size));
+  facts.emplace_back("process group", impl_->backend);
+  agree(agreement_store(*impl_->store, env, timeout), env.rank, env.world_size, env.attempt, facts);
+  impl_->heartbeat = std::make_unique<Heartbeat>(env, timeout);
   impl_->group = impl_->guarded(std::string("creating the ") + impl_->backend + " process group",
                                 [&] {
                                   return device.is_cuda() ? make_nccl(impl_->store, env, timeout)

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/train/rank_agreement.h"
+
 namespace attnbench::train {
 
 // This process's place in a data-parallel job.
@@ -23,6 +25,7 @@ struct RankEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;   // torchrun's default
   bool agent_store = false;  // the launcher hosts the store (torchrun's TORCHELASTIC_USE_AGENT_STORE)
+  int attempt = 0;  // torchrun's TORCHELASTIC_RESTART_COUNT: the job's restarts share its store
   bool distributed() const { return !launcher.empty(); }
 };
 
@@ -46,10 +49,13 @@ class CollectiveError : public std::runtime_error {
 // failures throw CollectiveError naming this rank, the operation and the step.
 class Communicator {
  public:
-  // Rendezvous at master_addr:master_port (rank 0 hosts the store unless the launcher does), then a
-  // Gloo group on the CPU or an NCCL group on CUDA (a CUDA build). `timeout` bounds every
-  // collective: a rank that hangs ends the job after it.
-  Communicator(const RankEnv& env, const torch::Device& device, std::chrono::seconds timeout);
+  // Rendezvous at master_addr:master_port (rank 0 hosts the store unless the launcher does), then
+  // the ranks agree on `identity` with the world size and the backend added (rank_agreement.h:
+  // UsageError on a difference or a rank already taken), then a Gloo group on the CPU or an NCCL
+  // group on CUDA (a CUDA build). `timeout` bounds every collective and the agreement: a rank that
+  // hangs ends the job after it.
+  Communicator(const RankEnv& env, const torch::Device& device, std::chrono::seconds timeout,
+               const RankIdentity& identity = {});
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;

@@ -1,8 +1,13 @@
 #include "harness/train/preflight.h"
 
+#include <xxhash.h>
+
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/common/error.h"
+#include "core/config/value.h"
 #include "core/config/sizes.h"
 #include "model/device.h"
 
@@ -44,6 +49,28 @@ std::vector<data::ShardReader> open_shards(const std::string& key, const std::st
 }
 
 }  // namespace
+
+namespace {
+
+std::string split_identity(const std::vector<data::ShardReader>& shards) {
+  std::vector<uint64_t> sums;
+  int64_t tokens = 0;
+  for (const auto& s : shards) sums.push_back(s.checksum()), tokens += s.size();
+  return fmt::format("{} shards, {} tokens, xxh3 {:016x}", shards.size(), tokens,
+                     XXH3_64bits(sums.data(), sums.size() * sizeof(uint64_t)));
+}
+
+}  // namespace
+
+RankIdentity rank_identity(const config::RunConfig& cfg, const TrainingData& data) {
+  RankIdentity id;
+  for (const auto& [name, value] : config::identity_keys(cfg))
+    id.emplace_back(name, config::to_string(value));
+  id.emplace_back("run id", config::config_hash(cfg));
+  id.emplace_back("data.train (contents)", split_identity(data.train));
+  id.emplace_back("data.val (contents)", split_identity(data.val));
+  return id;
+}
 
 int64_t accumulation_steps(const config::TrainConfig& train, const config::ModelConfig& model) {
   const int64_t micro = train.batch_size * model.context_length;

@@ -333,7 +333,11 @@ model::DecoderLM build_model(const config::RunConfig& cfg, const torch::Device& 
 
 TrainResult train_run(const config::RunConfig& cfg, const fs::path& run_dir, MetricSink* sink,
                       const TrainOptions& opts) {
-  TrainingData data = preflight(cfg);
+  return train_run(cfg, preflight(cfg), run_dir, sink, opts);
+}
+
+TrainResult train_run(const config::RunConfig& cfg, TrainingData data, const fs::path& run_dir,
+                      MetricSink* sink, const TrainOptions& opts) {
   const auto& tc = cfg.train;
   Communicator* comm = opts.comm;
   const bool leader = !comm || comm->rank() == 0;  // one writer per run folder

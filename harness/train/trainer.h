@@ -11,6 +11,7 @@
 #include "core/config/run_config.h"
 #include "harness/train/distributed.h"
 #include "harness/train/metric_sink.h"
+#include "harness/train/preflight.h"
 #include "model/decoder.h"
 
 namespace attnbench::train {
@@ -37,5 +38,10 @@ struct TrainResult {
 // first (UsageError). Writes run_dir/{config.json, metrics.jsonl, status.json, checkpoint/}.
 TrainResult train_run(const config::RunConfig& cfg, const std::filesystem::path& run_dir,
                       MetricSink* sink = nullptr, const TrainOptions& opts = {});
+// The same on the shards preflight(cfg) returned: a data-parallel rank has them checked and their
+// identity agreed with the other ranks' before it trains (harness/train/rank_agreement.h).
+TrainResult train_run(const config::RunConfig& cfg, TrainingData data,
+                      const std::filesystem::path& run_dir, MetricSink* sink = nullptr,
+                      const TrainOptions& opts = {});
 
 }  // namespace attnbench::train
