@@ -56,13 +56,17 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return s;
 }
 
-std::string terminal_safe(const std::string& message) {
+namespace {
+
+std::string escape_controls(const std::string& message, bool line_breaks) {
   std::string out;
   out.reserve(message.size());
   for (size_t i = 0; i < message.size(); ++i) {
     const auto c = static_cast<unsigned char>(message[i]);
     const auto next = i + 1 < message.size() ? static_cast<unsigned char>(message[i + 1]) : 0;
-    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+    if (line_breaks && (c == '\n' || c == '\t' || c == '\r')) {
+      out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+    } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
       out += fmt::format("\\x{:02x}", c);
     } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {  // UTF-8 of U+0080..U+009F
       out += fmt::format("\\u00{:02x}", next);
@@ -73,5 +77,11 @@ std::string terminal_safe(const std::string& message) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string terminal_safe(const std::string& message) { return escape_controls(message, false); }
+
+std::string one_line(const std::string& s) { return escape_controls(s, true); }
 
 }  // namespace attnbench

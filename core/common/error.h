@@ -44,5 +44,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep =
 // escape sequence in a config key would otherwise recolour or rewrite the user's terminal) as
 // \xNN, C1 controls (U+0080..U+009F) as \u00NN. Used where the CLI prints every error.
 std::string terminal_safe(const std::string& message);
+// `s` on one line, for a message that quotes a refused string: as terminal_safe, and line breaks,
+// tabs and carriage returns as \n, \t, \r.
+std::string one_line(const std::string& s);
 
 }  // namespace attnbench

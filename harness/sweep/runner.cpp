@@ -61,19 +61,38 @@ std::string planned_action(const Cell& cell, const std::optional<results::RunInf
   return "?";
 }
 
+// One cell's run in the store (nullopt: none yet) and what a run of the sweep would do with it.
+struct PlannedCell {
+  const Cell* cell;
+  std::optional<results::RunInfo> run;
+  std::string action;
+};
+
+// The plan of every cell, read from the database as it is, which is not created here: the dry run
+// prints it, the runner keeps the cells with work.
+std::vector<PlannedCell> plan(const std::vector<const Cell*>& cells, const fs::path& db,
+                              bool retry_failed) {
+  std::optional<results::Store> store;
+  if (fs::exists(db)) store.emplace(results::Store::open(db, /*read_only=*/true));
+  std::vector<PlannedCell> out;
+  for (const Cell* c : cells) {
+    auto run = store ? store->run(c->id) : std::nullopt;
+    std::string action = planned_action(*c, run, store ? &*store : nullptr, retry_failed);
+    out.push_back({c, std::move(run), std::move(action)});
+  }
+  return out;
+}
+
 // The cells this call has work for: to train, resume, retry or evaluate. A cell marked running is
 // included: only the claim can tell a live holder from one that was killed (kill -9, a second
 // Ctrl-C) and left the mark behind; the cell's runner takes such a cell over and skips one whose
-// holder is alive. Read from the database as it is, which is not created here.
+// holder is alive.
 std::vector<const Cell*> cells_with_work(const std::vector<const Cell*>& cells, const fs::path& db,
                                          bool retry_failed) {
-  std::optional<results::Store> store;
-  if (fs::exists(db)) store.emplace(results::Store::open(db, /*read_only=*/true));
   std::vector<const Cell*> todo;
-  for (const Cell* c : cells) {
-    const auto run = store ? store->run(c->id) : std::nullopt;
-    const std::string action = planned_action(*c, run, store ? &*store : nullptr, retry_failed);
-    if (action.rfind("skip", 0) != 0 || (run && run->status == RunStatus::Running)) todo.push_back(c);
+  for (const PlannedCell& p : plan(cells, db, retry_failed)) {
+    const bool running = p.run && p.run->status == RunStatus::Running;
+    if (p.action.rfind("skip", 0) != 0 || running) todo.push_back(p.cell);
   }
   return todo;
 }
@@ -100,17 +119,12 @@ void print_header(const SweepFile& sweep, const Expansion& e, const fs::path& db
 int dry_run(const SweepFile& sweep, const Expansion& e, const std::vector<const Cell*>& cells,
             const fs::path& db, const SweepOptions& o) {
   print_header(sweep, e, db, o);
-  std::optional<results::Store> store;
-  if (fs::exists(db)) store = results::Store::open(db, /*read_only=*/true);
   fmt::print("\n{:<12}  {:<11}  {:<32}  {}\n", "RUN ID", "STATUS", "ACTION", "CELL");
   std::map<std::string, int> actions;
-  for (const Cell* c : cells) {
-    std::optional<results::RunInfo> run;
-    if (store) run = store->run(c->id);
-    std::string action = planned_action(*c, run, store ? &*store : nullptr, o.retry_failed);
-    ++actions[action.substr(0, action.find(' '))];
-    fmt::print("{:<12}  {:<11}  {:<32}  {}\n", c->id, run ? results::to_string(run->status) : "-",
-               action, c->label);
+  for (const PlannedCell& p : plan(cells, db, o.retry_failed)) {
+    ++actions[p.action.substr(0, p.action.find(' '))];
+    fmt::print("{:<12}  {:<11}  {:<32}  {}\n", p.cell->id,
+               p.run ? results::to_string(p.run->status) : "-", p.action, p.cell->label);
   }
   // Eval-only cells: their run ids come from their weights, which a dry run does not read.
   for (const PretrainedEntry& p : sweep.pretrained) {
@@ -189,7 +203,7 @@ void preflight_all(const SweepFile& sweep, const std::vector<const Cell*>& cells
   }
   if (tasks.empty()) return;
   const fs::path tokenizer_dir = data::gpt2_tokenizer_dir(data_root.string());  // as cells find it
-  for (const auto& t : tasks) evals::find_task(t).load(data_root);
+  // Loads every listed task's files (the documents the cells' limits take), naming the cell.
   require_answers_fit(cells, data::gpt2_text_tokenizer(tokenizer_dir), data_root);
 }
 

@@ -46,7 +46,7 @@ std::string sbatch_file_name(const std::string& literal, const std::string& patt
 void check_one_line(const std::vector<std::pair<std::string, std::string>>& values) {
   for (const auto& [what, value] : values) {
     if (!has_control_character(value)) continue;
-    throw UsageError("cannot write the Slurm script: the " + what + " \"" + printable(value) +
+    throw UsageError("cannot write the Slurm script: the " + what + " \"" + one_line(value) +
                      "\" contains a line break or another control character, which would end a "
                      "line of the script and run the rest as a command; rename it");
   }

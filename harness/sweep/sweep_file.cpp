@@ -161,7 +161,7 @@ void check_sweep_name(const std::string& name, const SourceLocation& where) {
   for (size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
     if (alnum(c) || (i > 0 && (c == '.' || c == '_' || c == '-'))) continue;
-    throw InputError(where, "sweep.name \"" + printable(name) +
+    throw InputError(where, "sweep.name \"" + one_line(name) +
                                 "\" may only contain letters, digits, '.', '_' and '-', and must "
                                 "start with a letter or digit (it names the sweep in the database, "
                                 "in Slurm job names and on command lines)");

@@ -38,7 +38,7 @@ void check_sweep_value(const config::Value& v, const SourceLocation& where, cons
                                 ": sweep values must be finite numbers");
   }
   if (auto s = std::get_if<std::string>(&v); s && has_control_character(*s)) {
-    throw InputError(where, what + " \"" + printable(*s) +
+    throw InputError(where, what + " \"" + one_line(*s) +
                                 "\" contains a control character (a line break, tab, ...); "
                                 "sweep values are written into listings and scripts one per line");
   }
@@ -46,24 +46,6 @@ void check_sweep_value(const config::Value& v, const SourceLocation& where, cons
 
 bool has_control_character(const std::string& s) {
   return std::any_of(s.begin(), s.end(), is_control);
-}
-
-std::string printable(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (is_control(c)) {
-      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace attnbench::sweep

@@ -24,8 +24,4 @@ void check_sweep_value(const config::Value& v, const SourceLocation& where, cons
 // Whether `s` holds a control character (a line break, tab, escape, ...: bytes below 0x20, 0x7f).
 bool has_control_character(const std::string& s);
 
-// `s` with every control character written as an escape (\n, \t, \xNN), for messages that quote a
-// refused string without breaking the terminal line.
-std::string printable(const std::string& s);
-
 }  // namespace attnbench::sweep
