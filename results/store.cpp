@@ -182,6 +182,14 @@ Store::Store(Store&&) noexcept = default;
 Store& Store::operator=(Store&&) noexcept = default;
 Store::~Store() = default;
 
+std::optional<Store> Store::open_if_results(const std::filesystem::path& db) {
+  if (!std::filesystem::exists(db)) return std::nullopt;
+  auto impl = std::make_unique<Impl>(db, /*read_only=*/true);
+  if (schema_version(impl->db) == 0) return std::nullopt;
+  require_current_schema(impl->db);
+  return Store(std::move(impl));
+}
+
 Store Store::open(const std::filesystem::path& db, bool read_only) {
   if (!read_only && db.has_parent_path()) std::filesystem::create_directories(db.parent_path());
   auto impl = std::make_unique<Impl>(db, read_only);

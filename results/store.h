@@ -138,6 +138,10 @@ class Store {
   // media: results/sqlite.h). Either way, another application's database, a text file or an
   // incomplete schema is an InputError naming the file.
   static Store open(const std::filesystem::path& db, bool read_only = false);
+  // Read-only, for a plan of what a writer will find: nullopt when there is no file or an empty
+  // database (no tables yet: a writer creates them, and a concurrent one may be doing so right
+  // now); otherwise as open(db, true).
+  static std::optional<Store> open_if_results(const std::filesystem::path& db);
   Store(Store&&) noexcept;
   Store& operator=(Store&&) noexcept;
   ~Store();

@@ -68,12 +68,12 @@ struct PlannedCell {
   std::string action;
 };
 
-// The plan of every cell, read from the database as it is, which is not created here: the dry run
-// prints it, the runner keeps the cells with work.
+// The plan of every cell, read from the database as it is, which is not created here (an empty one,
+// which a concurrent runner may be creating, holds no runs): the dry run prints it, the runner
+// keeps the cells with work.
 std::vector<PlannedCell> plan(const std::vector<const Cell*>& cells, const fs::path& db,
                               bool retry_failed) {
-  std::optional<results::Store> store;
-  if (fs::exists(db)) store.emplace(results::Store::open(db, /*read_only=*/true));
+  std::optional<results::Store> store = results::Store::open_if_results(db);
   std::vector<PlannedCell> out;
   for (const Cell* c : cells) {
     auto run = store ? store->run(c->id) : std::nullopt;
