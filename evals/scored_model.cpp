@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "core/common/regular_file.h"
 #include "core/common/sha256.h"
 #include "core/data/hf_model_folder.h"
 #include "core/data/hf_tokenizer.h"
@@ -34,12 +33,6 @@ ScoredModel load_trained(const fs::path& dir, const std::string& device,
   return m;
 }
 
-// The config.json of an imported model, canonical: nlohmann's dump sorts keys.
-std::string canonical_config(const fs::path& dir) {
-  const fs::path file = dir / "config.json";
-  return nlohmann::json::parse(read_regular_file(file, "model config")).dump();
-}
-
 ScoredModel load_imported(const fs::path& dir, const std::string& device,
                           const std::string& device_key) {
   // The tokenizer first: a bad tokenizer.json is refused before the weights are read.
@@ -53,7 +46,7 @@ ScoredModel load_imported(const fs::path& dir, const std::string& device,
   id.family = loaded.model->config().model_type;
   id.name = loaded.name;
   id.weights_sha256 = loaded.weights_sha256;
-  id.config_json = canonical_config(dir);
+  id.config_json = loaded.config_json;
   m.pretrained = id;
   m.run_id = sha256_hex(m.config_json()).substr(0, 12);
   // lm-eval's HF backend with add_bos_token unset: the tokenizer's default (tokenizer.adds_bos()).

@@ -38,6 +38,8 @@ class HFConfig {
   void finish() const;
 
   const std::filesystem::path& file() const { return file_; }
+  // The whole config, canonical: nlohmann's dump sorts keys and drops whitespace.
+  std::string canonical() const { return json_.dump(); }
 
  private:
   const nlohmann::json& at(const std::string& key) const;  // marks it

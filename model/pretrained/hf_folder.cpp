@@ -103,33 +103,37 @@ std::string weights_digest(const std::vector<fs::path>& files) {
   return sha256_hex(all);
 }
 
-}  // namespace
-
-ArchitectureConfig read_architecture(const fs::path& dir) {
-  const HFConfig cfg = HFConfig::read(dir / "config.json");
-  if (!cfg.has("model_type")) {
-    throw UsageError((dir / "config.json").string() + ": model_type is missing");
-  }
+ArchitectureConfig parse_architecture(const HFConfig& cfg) {
+  const std::string file = cfg.file().string();
+  if (!cfg.has("model_type")) throw UsageError(file + ": model_type is missing");
   const std::string type = cfg.string("model_type", "");
-  const Architecture& arch = architecture(type, (dir / "config.json").string() + ": model_type: ");
+  const Architecture& arch = architecture(type, file + ": model_type: ");
   ArchitectureConfig a = arch.parse(cfg);
   cfg.finish();
   if (a.n_head <= 0 || a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || a.head_dim <= 0 ||
       a.n_layer <= 0 || a.d_ffn <= 0 || a.vocab_size <= 0 || a.context_length <= 0) {
-    throw UsageError((dir / "config.json").string() +
-                     ": the sizes must be positive and num_attention_heads a multiple of "
+    throw UsageError(file + ": the sizes must be positive and num_attention_heads a multiple of "
                      "num_key_value_heads");
   }
   return a;
 }
 
+}  // namespace
+
+ArchitectureConfig read_architecture(const fs::path& dir) {
+  return parse_architecture(HFConfig::read(dir / "config.json"));
+}
+
 PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_setting,
                                 const std::string& device_key) {
-  const ArchitectureConfig a = read_architecture(dir);
+  // config.json is read once: the architecture and the run's identity come from the same bytes.
+  const HFConfig cfg = HFConfig::read(dir / "config.json");
+  const ArchitectureConfig a = parse_architecture(cfg);
   const torch::Device device = resolve_device(device_setting.empty() ? "cpu" : device_setting, device_key);
   const std::vector<fs::path> files = weight_files(dir);
   PretrainedModel out;
   out.dir = dir;
+  out.config_json = cfg.canonical();
   out.name = fs::absolute(dir).lexically_normal().filename().string();
   if (out.name.empty()) out.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
   out.model = PretrainedLM(a);

@@ -18,6 +18,7 @@ struct PretrainedModel {
   std::filesystem::path dir;
   std::string name;            // the folder's name, e.g. "gpt2"
   std::string weights_sha256;  // SHA-256 over the weight files' bytes, in file-name order
+  std::string config_json;     // config.json as loaded, canonical (keys sorted, no spaces)
   torch::Device device{torch::kCPU};
 };
 
