@@ -19,6 +19,7 @@
 #include "evals/decoding.h"
 #include "evals/generate.h"
 #include "model/decoder.h"
+#include "tests/test_skip.h"
 
 using namespace attnbench;
 using namespace attnbench::evals;
@@ -88,14 +89,10 @@ class ScriptStub : public LanguageModel {
 
 const StopCriterion never = [](const std::vector<int64_t>&) { return false; };
 
-// The GPT-2 tokenizer from $ATTNBENCH_DATA (loaded once), or nullopt with a visible warning when
-// it is unset; a missing file throws UsageError, which fails the test.
+// The GPT-2 tokenizer from $ATTNBENCH_DATA (loaded once), or nullptr with the case reported
+// Skipped when it is unset (tests/test_skip.h); a missing file throws UsageError, which fails it.
 const data::TextTokenizer* tokenizer_or_skip() {
-  const char* env = std::getenv("ATTNBENCH_DATA");
-  if (!env || !*env) {
-    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the checks that need the GPT-2 tokenizer");
-    return nullptr;
-  }
+  if (!attnbench::testing::data_root_or_skip("the GPT-2 tokenizer")) return nullptr;
   static const auto tokenizer = data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir());
   return tokenizer.get();
 }

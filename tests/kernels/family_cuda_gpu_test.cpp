@@ -2,8 +2,8 @@
 // kernels") against the eager reference in float64 on the GPU (gpu tag): every combination of
 // position part (none, ALiBi, distance bias, both), normaliser (softmax, Elastic with each tau
 // form), renormalisation, dtype (float32 < 1e-4 relative error, bfloat16 and float16 < 1e-2), head
-// dimension (64, 128) and T (one tile, partial tiles, several), output and every gradient; fresh
-// random inputs each run, the caching allocator's free memory poisoned with NaN before each kernel
+// dimension (64, 128) and T (one tile, partial tiles, several), output and every gradient; seeded
+// random inputs (tests/test_seeds.h: fixed in CI, fresh in a soak), the caching allocator's free memory poisoned with NaN before each kernel
 // call. Also: skipping dead tiles changes no bit (the bias gradient: up to its atomic sums'
 // rounding); what the forward saves for the backward and the backward's per-row dl/dt, against
 // float64; T = 16384; the registered kernel's Elastic route is opt-in until these pass. An
@@ -23,6 +23,7 @@
 #include "variants/eager.h"
 #include "variants/elastic.h"
 #include "variants/family.h"
+#include "tests/test_seeds.h"
 #if defined(ATTNBENCH_CUDA)
 #include <ATen/cuda/CUDAContext.h>
 
@@ -71,12 +72,17 @@ bool has(const std::string& s, const std::string& part) {
 struct Draw {
   torch::Tensor q, k, v, dout, tau, distance_bias, alibi_slopes;
   FamilySpec spec;  // normaliser and flags; parameters filled per side
+  uint64_t seed = 0;
 };
 
 Draw draw(const Combo& c, int64_t B, int64_t H, int64_t T, int64_t D, torch::ScalarType dtype) {
+  static attnbench::testing::Seeds seeds("family_cuda");
+  const uint64_t seed = seeds.next();
+  torch::manual_seed(seed);  // the CPU's and every CUDA device's generator
   auto o = torch::TensorOptions().dtype(torch::kFloat64).device(kCuda);
   auto rounded = [&](const torch::Tensor& t) { return t.to(dtype).to(torch::kFloat64); };
   Draw d;
+  d.seed = seed;
   d.q = rounded(torch::randn({B, H, T, D}, o) * 1.5), d.k = rounded(torch::randn({B, H, T, D}, o));
   d.v = rounded(torch::randn({B, H, T, D}, o)), d.dout = rounded(torch::randn({B, H, T, D}, o));
   if (has(c.position, "alibi")) d.alibi_slopes = torch::rand({H}, o) * 0.3;
@@ -238,6 +244,7 @@ void compare(const Combo& c, torch::ScalarType dtype, int64_t D, int64_t T) {
   CATCH_REQUIRE(want.size() == name.size());
   for (size_t i = 0; i < want.size(); ++i) {
     CATCH_CAPTURE(c.label(), c10::toString(dtype), D, T, name[i]);
+    CATCH_INFO(attnbench::testing::describe(d.seed));
     CATCH_REQUIRE(got[i].defined());
     CATCH_CHECK(!torch::isnan(got[i]).any().item<bool>());
     // 0 up to the float64 reference's own rounding: a degenerate gradient of T = 1.
@@ -376,6 +383,7 @@ CATCH_TEST_CASE("the forward's saved rows and the backward's dt equal float64's"
         const auto u = torch::where(got.rowsum.gt(0), 1 / got.rowsum, torch::zeros_like(got.rowsum));
         const auto dt_from_saved = row_dt(d.dout, got, u, true);
         CATCH_CAPTURE(form, c10::toString(dtype), T);
+        CATCH_INFO(attnbench::testing::describe(d.seed));
         // The worst row of dt, with what it is made of, for the log.
         const auto err = (got.dt - want.dt).abs();
         const int64_t at = err.argmax().item<int64_t>();

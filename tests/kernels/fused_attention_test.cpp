@@ -1,6 +1,6 @@
 // The fused CPU kernel against the eager reference (variants/eager.h) over the whole family
 // (the acceptance bounds of docs/kernels.md, "Correctness"): fp32 relative error < 1e-5 on outputs
-// and < 1e-4 on every gradient, fp64 < 1e-10, fresh seeds, T = 1 and T not a multiple of the tile
+// and < 1e-4 on every gradient, fp64 < 1e-10, seeded draws (tests/test_seeds.h), T = 1 and T not a multiple of the tile
 // size, all-zero elastic rows.
 #include "kernels/cpu/fused_attention.h"
 
@@ -17,6 +17,7 @@
 #include "kernels/attention_family.h"
 #include "kernels/cpu/family_kernel.h"
 #include "kernels/torch_compat.h"
+#include "tests/test_seeds.h"
 #include "variants/eager.h"
 #include "variants/elastic.h"
 #include "variants/position.h"
@@ -213,17 +214,19 @@ double per_row_tau_scale(const Problem& p, const FamilySpec& spec) {
   return rows.tau.grad().abs().sum(torch::IntArrayRef{0, 1}).max().item<double>();
 }
 
-// Compares `kernel` with eager on one fresh draw (its seed is reported on failure).
+// Compares `kernel` with eager on one draw (its seed is reported on failure; tests/test_seeds.h).
 void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention& kernel,
              int64_t B = 2, int64_t H = 3, int64_t D = 16) {
   const bool fp64 = dtype == torch::kDouble;
   const double out_tol = fp64 ? 1e-10 : 1e-5, grad_tol = fp64 ? 1e-10 : 1e-4;
-  std::random_device rd;
+  attnbench::testing::Seeds seeds(c.position + "/" + c.tau_form + "/" +
+                                  std::to_string(c.renormalize) + "/" + std::to_string(T) + "/" +
+                                  std::string(c10::toString(dtype)));
   FamilySpec spec;
   Problem p;
   uint64_t seed = 0;
   for (int attempt = 0;; ++attempt) {
-    seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+    seed = seeds.next();
     p = draw(c, B, H, T, D, dtype, seed, spec);
     const double eps =
         fp64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
@@ -247,7 +250,7 @@ void compare(const Combo& c, int64_t T, torch::ScalarType dtype, const Attention
   for (size_t i = 0; i < want.values.size(); ++i) {
     CATCH_INFO("position=" << c.position << " normalizer=" << c.tau_form
                            << " renormalize=" << c.renormalize << " T=" << T << " dtype=" << dtype
-                           << " seed=" << seed << " tensor=" << want.names[i]);
+                           << " " << attnbench::testing::describe(seed) << " tensor=" << want.names[i]);
     CATCH_REQUIRE(got.values[i].defined());
     CATCH_REQUIRE(got.values[i].sizes() == want.values[i].sizes());
     if (i == 0) {
@@ -288,11 +291,14 @@ CATCH_TEST_CASE("every tile-product implementation equals eager") {
 
 CATCH_TEST_CASE("rows whose elastic weights are all zero match eager and output zero") {
   const int64_t B = 2, H = 3, T = 77, D = 16;
+  attnbench::testing::Seeds seeds("all-zero rows");
   for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
     for (bool renorm : {false, true}) {
       for (bool per_token : {false, true}) {
-        CATCH_INFO("dtype=" << dtype << " renormalize=" << renorm << " per_token=" << per_token);
-        torch::manual_seed(std::random_device{}());
+        const uint64_t seed = seeds.next();
+        CATCH_INFO("dtype=" << dtype << " renormalize=" << renorm << " per_token=" << per_token
+                            << " " << attnbench::testing::describe(seed));
+        torch::manual_seed(seed);
         auto o = torch::TensorOptions().dtype(dtype);
         Problem p;
         p.q = torch::randn({B, H, T, D}, o), p.k = torch::randn({B, H, T, D}, o);
@@ -348,7 +354,9 @@ CATCH_TEST_CASE("the fused kernel is registered for the CPU and used through the
 }
 
 CATCH_TEST_CASE("16-bit inputs run in float32 and come back in their dtype") {
-  torch::manual_seed(std::random_device{}());
+  const uint64_t seed = attnbench::testing::Seeds("16-bit inputs").next();
+  CATCH_INFO(attnbench::testing::describe(seed));
+  torch::manual_seed(seed);
   auto q = torch::randn({1, 2, 40, 16}), k = torch::randn({1, 2, 40, 16}),
        v = torch::randn({1, 2, 40, 16});
   FamilySpec spec;
@@ -388,7 +396,9 @@ CATCH_TEST_CASE("bad inputs are rejected with a message") {
 
 CATCH_TEST_CASE("fused softmax equals LibTorch's own causal attention") {
   // An outside reference that shares no code with ours (kernels/torch_compat.h).
-  torch::manual_seed(std::random_device{}());
+  const uint64_t seed = attnbench::testing::Seeds("libtorch causal").next();
+  CATCH_INFO(attnbench::testing::describe(seed));
+  torch::manual_seed(seed);
   for (torch::ScalarType dtype : {torch::kFloat, torch::kDouble}) {
     auto o = torch::TensorOptions().dtype(dtype);
     auto q = torch::randn({2, 3, 131, 32}, o), k = torch::randn({2, 3, 131, 32}, o),

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 
+#include "tests/test_skip.h"
+
 namespace {
 
 // The current resident set (VmRSS), in bytes.
@@ -39,11 +41,11 @@ constexpr bool kAsan = false;
 
 CATCH_TEST_CASE("a freed 512 MiB is handed back by release_free_memory, the peak resets") {
   if (kAsan) {
-    CATCH_WARN("AddressSanitizer's quarantine holds freed memory: skipped");
+    attnbench::testing::skip_test("AddressSanitizer's quarantine holds freed memory");
     return;
   }
   if (!attnbench::reset_peak_rss() || rss_bytes() < 0) {
-    CATCH_WARN("this system does not report or reset the resident set: skipped");
+    attnbench::testing::skip_test("this system does not report or reset the resident set");
     return;
   }
   const int64_t before = rss_bytes();

@@ -1,23 +1,16 @@
-// Shared by the data tests: where the data is ($ATTNBENCH_DATA; unset -> tests that need it skip
-// with a message, set but missing files -> they fail) and one GPT-2 tokenizer loaded once.
+// Shared by the data tests: where the data is ($ATTNBENCH_DATA; unset -> tests that need it are
+// reported Skipped, set but missing files -> they fail; tests/test_skip.h) and one GPT-2 tokenizer
+// loaded once.
 #pragma once
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
-#include <optional>
 
 #include "core/data/tokenizer.h"
+#include "tests/test_skip.h"
 
 namespace attnbench::data::testing {
 
-inline std::optional<std::filesystem::path> data_root_or_skip(const char* test) {
-  const char* env = std::getenv("ATTNBENCH_DATA");
-  if (!env || !*env) {
-    std::cerr << "SKIPPED " << test << ": set ATTNBENCH_DATA to the shared data folder\n";
-    return std::nullopt;
-  }
-  return std::filesystem::path(env);
-}
+using attnbench::testing::data_root_or_skip;
 
 // The GPT-2 tokenizer from $ATTNBENCH_DATA/gpt2_tokenizer (throws, failing the test, if missing).
 inline const Tokenizer& gpt2(const std::filesystem::path& root) {

@@ -1,4 +1,4 @@
-// Shared helpers for the task tests: the data root (skip when ATTNBENCH_DATA is unset, fail loudly
+// Shared helpers for the task tests: the data root (Skipped when ATTNBENCH_DATA is unset, fail loudly
 // when it is set and a file is missing), temporary data roots for hub-format parity, and checks of
 // multiple-choice Docs against strings written out by hand in each test.
 #pragma once
@@ -15,19 +15,15 @@
 #include <unistd.h>
 
 #include "evals/tasks/task.h"
+#include "tests/test_skip.h"
 
 namespace attnbench::evals::test {
 
 namespace fs = std::filesystem;
 
-// $ATTNBENCH_DATA, or nullopt with a visible message (the test then checks nothing data-bound).
+// $ATTNBENCH_DATA, or nullopt with the case reported Skipped (tests/test_skip.h).
 inline std::optional<fs::path> data_root_or_skip() {
-  const char* env = std::getenv("ATTNBENCH_DATA");
-  if (!env || !*env) {
-    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the checks that need the evaluation data");
-    return std::nullopt;
-  }
-  return fs::path(env);
+  return attnbench::testing::data_root_or_skip("this task test");
 }
 
 // Loads a task from the real data; a missing file throws UsageError, which fails the test.

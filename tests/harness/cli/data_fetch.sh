@@ -8,7 +8,7 @@ set -euo pipefail
 : "${ATTNBENCH:?path of the attnbench binary}"
 if [ -z "${ATTNBENCH_DATA:-}" ]; then
   echo "SKIP: ATTNBENCH_DATA is not set (the fake server builds its pages from the real data)"
-  exit 0
+  exit 77  # Skipped (tests/CMakeLists.txt)
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)

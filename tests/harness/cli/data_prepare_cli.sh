@@ -3,7 +3,7 @@
 # not on a terminal, exit 2 with file:line for a malformed line (nothing written), --skip-bad.
 set -uo pipefail
 : "${ATTNBENCH:?}" "${ATTNBENCH_SOURCE_DIR:?}"
-if [[ -z "${ATTNBENCH_DATA:-}" ]]; then echo "SKIPPED: set ATTNBENCH_DATA"; exit 0; fi
+if [[ -z "${ATTNBENCH_DATA:-}" ]]; then echo "SKIPPED: set ATTNBENCH_DATA"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 

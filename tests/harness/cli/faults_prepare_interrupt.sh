@@ -3,7 +3,7 @@
 # temporary .<out>.tmp-<pid> folder stayed behind).
 set -uo pipefail
 : "${ATTNBENCH:?}"
-if [[ -z "${ATTNBENCH_DATA:-}" ]]; then echo "SKIPPED: set ATTNBENCH_DATA"; exit 0; fi
+if [[ -z "${ATTNBENCH_DATA:-}" ]]; then echo "SKIPPED: set ATTNBENCH_DATA"; exit 77; fi
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 # 48 MB of JSONL: tens of seconds of tokenizing, far longer than the test waits before stopping it.

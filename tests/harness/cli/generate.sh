@@ -54,7 +54,7 @@ expect_error "--max-gen-toks 256: must be less than" "$A" generate --checkpoint 
 
 if [ -z "${ATTNBENCH_DATA:-}" ]; then
   echo "skip: ATTNBENCH_DATA is not set; generating needs the GPT-2 tokenizer" >&2
-  exit 0
+  exit 77  # Skipped (tests/CMakeLists.txt)
 fi
 
 generate() {  # generate ARGS...: stdout to $tmp/out, stderr to $tmp/err

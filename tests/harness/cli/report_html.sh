@@ -82,7 +82,7 @@ rc=0
 
 if ! command -v chromium > /dev/null; then
   echo "SKIP (browser part): chromium is not installed; install it with ATTNBENCH_SETUP_EXTRA=chromium scripts/setup" >&2
-  exit 0
+  exit 77  # Skipped (tests/CMakeLists.txt)
 fi
 browser=(chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=10000)
 # The page has no script; a copy with a probe beside it records which images failed to load.

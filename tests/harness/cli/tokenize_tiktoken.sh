@@ -7,7 +7,7 @@ set -euo pipefail
 : "${ATTNBENCH:?path of the attnbench binary}" "${ATTNBENCH_SOURCE_DIR:?repo root}"
 if [[ -z "${ATTNBENCH_DATA:-}" ]]; then
   echo "SKIPPED: set ATTNBENCH_DATA to the shared data folder to compare with tiktoken"
-  exit 0
+  exit 77  # Skipped (tests/CMakeLists.txt)
 fi
 build=$(cd "$(dirname "$ATTNBENCH")" && pwd)
 test_data="$build/tests/test_core_data"

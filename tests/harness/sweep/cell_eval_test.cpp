@@ -28,6 +28,7 @@
 #include "harness/sweep/sweep_file.h"
 #include "results/sqlite.h"
 #include "results/store.h"
+#include "tests/test_skip.h"
 
 namespace fs = std::filesystem;
 using namespace attnbench;
@@ -103,11 +104,9 @@ std::vector<std::string> stored_rows(const fs::path& db_path, const std::string&
 }  // namespace
 
 CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores, bit for bit") {
-  const char* data = std::getenv("ATTNBENCH_DATA");
-  if (!data || !*data) {
-    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the sweep-cell evaluation check");
-    return;
-  }
+  const auto data_root = attnbench::testing::data_root_or_skip("the sweep-cell evaluation check");
+  if (!data_root) return;
+  const std::string data = data_root->string();
   Scratch s;
   const sweep::SweepFile file = tiny_sweep(
       s.dir, "[0]", 128, 2, "[\"copa\", \"lambada_openai\", \"wikitext\"]", 3);
@@ -152,13 +151,11 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
 }
 
 CATCH_TEST_CASE("cells run in one process each peak at about the first cell's memory") {
-  const char* data = std::getenv("ATTNBENCH_DATA");
-  if (!data || !*data) {
-    CATCH_WARN("ATTNBENCH_DATA is unset: skipping the sweep-cell memory check");
-    return;
-  }
+  const auto data_root = attnbench::testing::data_root_or_skip("the sweep-cell memory check");
+  if (!data_root) return;
+  const std::string data = data_root->string();
   if (!reset_peak_rss() || peak_rss_bytes() < 0) {
-    CATCH_WARN("this system does not report or reset the peak resident set: skipped");
+    attnbench::testing::skip_test("this system does not report or reset the peak resident set");
     return;
   }
   Scratch s;

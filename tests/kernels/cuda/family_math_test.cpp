@@ -14,12 +14,16 @@
 #include <random>
 #include <vector>
 
+#include "tests/test_seeds.h"
+
 namespace {
 namespace gpu = attnbench::kernels::gpu;
 
-uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) | rd();
+// The next draw's seed: fixed in CI, fresh in a soak (tests/test_seeds.h). CTest runs each case in
+// a process of its own, so a case's draws do not depend on the cases before it.
+uint64_t next_seed() {
+  static attnbench::testing::Seeds seeds("family_math");
+  return seeds.next();
 }
 
 double rel(double got, double want, double scale) {
@@ -111,8 +115,8 @@ double abs_dot(const double* a, const double* b, int64_t n) {
 CATCH_TEST_CASE(
     "the forward's per-element math: bias, threshold, p, mask, log-sum-exp, renormalisation") {
   CATCH_SECTION("the score bias: ALiBi, distance bias, both, none") {
-    const uint64_t seed = fresh_seed();
-    CATCH_INFO("seed=" << seed);
+    const uint64_t seed = next_seed();
+    CATCH_INFO(attnbench::testing::describe(seed));
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> uni(0, 1);
     std::normal_distribution<double> normal;
@@ -143,8 +147,8 @@ CATCH_TEST_CASE(
   }
 
   CATCH_SECTION("the Elastic threshold: tau per head or per token, over n_i or not") {
-    const uint64_t seed = fresh_seed();
-    CATCH_INFO("seed=" << seed);
+    const uint64_t seed = next_seed();
+    CATCH_INFO(attnbench::testing::describe(seed));
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal;
     const int64_t B = 2, T = 9, H = 3;
@@ -168,8 +172,8 @@ CATCH_TEST_CASE(
   }
 
   CATCH_SECTION("p, the ReLU mask and the weight, with the threshold's edge cases") {
-    const uint64_t seed = fresh_seed();
-    CATCH_INFO("seed=" << seed);
+    const uint64_t seed = next_seed();
+    CATCH_INFO(attnbench::testing::describe(seed));
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> uni(-1, 1);
     for (int trial = 0; trial < 20000; ++trial) {
@@ -210,8 +214,8 @@ CATCH_TEST_CASE(
   }
 
   CATCH_SECTION("the online log-sum-exp over tiles equals the direct sum, without overflow") {
-    const uint64_t seed = fresh_seed();
-    CATCH_INFO("seed=" << seed);
+    const uint64_t seed = next_seed();
+    CATCH_INFO(attnbench::testing::describe(seed));
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal;
     double worst64 = 0, worst32 = 0;
@@ -262,8 +266,8 @@ CATCH_TEST_CASE(
 }
 
 CATCH_TEST_CASE("delta and dt from N and n equal the row sums they replace, and are the gradient") {
-  const uint64_t seed = fresh_seed();
-  CATCH_INFO("seed=" << seed);
+  const uint64_t seed = next_seed();
+  CATCH_INFO(attnbench::testing::describe(seed));
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> uni(0, 1);
@@ -378,8 +382,8 @@ CATCH_TEST_CASE("delta and dt from N and n equal the row sums they replace, and 
 }
 
 CATCH_TEST_CASE("the dead-row bound never calls a kept weight dead") {
-  const uint64_t seed = fresh_seed();
-  CATCH_INFO("seed=" << seed);
+  const uint64_t seed = next_seed();
+  CATCH_INFO(attnbench::testing::describe(seed));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> uni(0, 1);
   int64_t dead32 = 0, dead64 = 0, n = 0;

@@ -23,6 +23,7 @@
 #include "kernels/attention_family.h"
 #include "kernels/cpu/family_kernel.h"
 #include "kernels/cpu/fused_attention.h"
+#include "tests/test_seeds.h"
 
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
@@ -36,9 +37,11 @@ using attnbench::kernels::Normalizer;
 
 constexpr double kTol = 1e-10;  // float64: both sides differ only in summation order
 
-uint64_t fresh_seed() {
-  std::random_device rd;
-  return (static_cast<uint64_t>(rd()) << 32) | rd();
+// The next draw's seed: fixed in CI, fresh in a soak (tests/test_seeds.h). CTest runs each case in
+// a process of its own, so a case's draws do not depend on the cases before it.
+uint64_t next_seed() {
+  static attnbench::testing::Seeds seeds("family_schedule");
+  return seeds.next();
 }
 
 bool has(const std::string& s, const std::string& part) {
@@ -312,7 +315,7 @@ struct Tally {
   int64_t cases = 0, tiles = 0, dead_fwd = 0, dead_bwd = 0, redraws = 0;
 };
 
-// One fresh draw of `c` compared under each schedule, the emulation and the CPU kernel both in
+// One draw of `c` compared under each schedule, the emulation and the CPU kernel both in
 // precision Real. float64: kTol everywhere (the two differ only in summation order). float32: the
 // CPU kernel's own bounds against eager (docs/kernels.md, "Correctness"), 1e-5 on outputs and
 // 1e-4 on gradients, widened for renormalised draws to 32 eps kappa (outputs) and 128 eps kappa
@@ -330,7 +333,7 @@ void compare(const Combo& c, int64_t T, int64_t D, int64_t B, int64_t H,
   uint64_t seed = 0;
   Draw d;
   for (int attempt = 0;; ++attempt) {
-    seed = fresh_seed();
+    seed = next_seed();
     d = draw(c, B, H, T, D, seed);
     const Dense w = dense(d);
     if (!ill_conditioned(d, w, eps, grad_tol)) {
@@ -365,7 +368,8 @@ void compare(const Combo& c, int64_t T, int64_t D, int64_t B, int64_t H,
     for (const auto& [name, w] : want) {
       CATCH_INFO("position=" << c.position << " normalizer=" << c.form
                              << " renormalize=" << c.renormalize << " T=" << T << " D=" << D
-                             << " tiles=" << describe(sched) << " fp64=" << fp64 << " seed=" << seed
+                             << " tiles=" << describe(sched) << " fp64=" << fp64 << " "
+                             << attnbench::testing::describe(seed)
                              << " tensor=" << name);
       const bool gradient = name[0] == 'd';
       const std::vector<double> mine(got.at(name)->begin(), got.at(name)->end());
@@ -511,7 +515,7 @@ CATCH_TEST_CASE("the dead-tile skip never skips a non-zero weight and changes no
   };
   const int64_t B = 1, H = 4, T = 1024, D = 16;
   for (const auto& st : settings) {
-    const uint64_t seed = fresh_seed();
+    const uint64_t seed = next_seed();
     Draw d = draw(st.combo, B, H, T, D, seed, st.q_scale);
     std::fill(d.tau.begin(), d.tau.end(), st.tau);
     if (st.alibi) d.slopes = {0.25, 1.0 / 16, 1.0 / 64, 1.0 / 256};
@@ -519,7 +523,7 @@ CATCH_TEST_CASE("the dead-tile skip never skips a non-zero weight and changes no
     std::vector<std::vector<double>> store;
     const auto in = d.inputs<double>(store);
     for (const auto& s : {tiles(64, 64, kDesc), tiles(32, 32, kDesc), tiles(128, 64, kDesc)}) {
-      CATCH_INFO(st.name << " tiles=" << describe(s) << " seed=" << seed);
+      CATCH_INFO(st.name << " tiles=" << describe(s) << " " << attnbench::testing::describe(seed));
       const auto f = gpu::emulate_forward(in, s);
       if (s.block_q == 64 && s.block_k == 64) {  // once per setting: the forward is the cost here
         auto off = s;
