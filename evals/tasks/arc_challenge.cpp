@@ -4,14 +4,17 @@
 
 namespace attnbench::evals {
 namespace {
-const RegisterTask kArcChallenge({
-    "arc_challenge",
-    "ARC-Challenge grade-school science questions (test, 1172)",
-    OutputType::MultipleChoice,
-    {"acc", "acc_norm"},
-    "acc_norm",
-    [](const std::filesystem::path& root) { return load_arc(root, arc_files("Challenge")); },
-    {},  // data_note: exact prompts from either layout
-});
+TaskSpec arc_challenge_task() {
+  TaskSpec t;
+  t.name = "arc_challenge";
+  t.description = "ARC-Challenge grade-school science questions (test, 1172)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = [](const std::filesystem::path& root) { return load_arc(root, arc_files("Challenge")); };
+  return t;
+}
+
+const RegisterTask kArcChallenge(arc_challenge_task());
 }  // namespace
 }  // namespace attnbench::evals

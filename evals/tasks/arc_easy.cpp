@@ -3,14 +3,17 @@
 
 namespace attnbench::evals {
 namespace {
-const RegisterTask kArcEasy({
-    "arc_easy",
-    "ARC-Easy grade-school science questions (test, 2376)",
-    OutputType::MultipleChoice,
-    {"acc", "acc_norm"},
-    "acc_norm",
-    [](const std::filesystem::path& root) { return load_arc(root, arc_files("Easy")); },
-    {},  // data_note: exact prompts from either layout
-});
+TaskSpec arc_easy_task() {
+  TaskSpec t;
+  t.name = "arc_easy";
+  t.description = "ARC-Easy grade-school science questions (test, 2376)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = [](const std::filesystem::path& root) { return load_arc(root, arc_files("Easy")); };
+  return t;
+}
+
+const RegisterTask kArcEasy(arc_easy_task());
 }  // namespace
 }  // namespace attnbench::evals

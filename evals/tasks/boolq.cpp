@@ -40,8 +40,18 @@ std::vector<Doc> load_boolq(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kBoolq({"boolq", "BoolQ yes/no questions over a passage (validation, 3270)",
-                           OutputType::MultipleChoice, {"acc"}, "acc", load_boolq, {}});
+TaskSpec boolq_task() {
+  TaskSpec t;
+  t.name = "boolq";
+  t.description = "BoolQ yes/no questions over a passage (validation, 3270)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc"};
+  t.paper_metric = "acc";
+  t.load = load_boolq;
+  return t;
+}
+
+const RegisterTask kBoolq(boolq_task());
 
 }  // namespace
 }  // namespace attnbench::evals

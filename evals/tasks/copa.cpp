@@ -56,8 +56,18 @@ std::vector<Doc> load_copa(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kCopa({"copa", "COPA choice of plausible alternatives (validation, 100)",
-                          OutputType::MultipleChoice, {"acc"}, "acc", load_copa, {}});
+TaskSpec copa_task() {
+  TaskSpec t;
+  t.name = "copa";
+  t.description = "COPA choice of plausible alternatives (validation, 100)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc"};
+  t.paper_metric = "acc";
+  t.load = load_copa;
+  return t;
+}
+
+const RegisterTask kCopa(copa_task());
 
 }  // namespace
 }  // namespace attnbench::evals

@@ -160,9 +160,19 @@ std::string hellaswag_note(const std::filesystem::path& root) {
          "(hellaswag/hf_format/validation.jsonl) for exact prompts (docs/tasks.md)";
 }
 
-const RegisterTask kHellaswag({"hellaswag", "HellaSwag sentence completion (validation, 10042)",
-                               OutputType::MultipleChoice, {"acc", "acc_norm"}, "acc_norm",
-                               load_hellaswag, hellaswag_note});
+TaskSpec hellaswag_task() {
+  TaskSpec t;
+  t.name = "hellaswag";
+  t.description = "HellaSwag sentence completion (validation, 10042)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = load_hellaswag;
+  t.data_note = hellaswag_note;
+  return t;
+}
+
+const RegisterTask kHellaswag(hellaswag_task());
 
 }  // namespace
 }  // namespace attnbench::evals

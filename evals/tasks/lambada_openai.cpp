@@ -34,9 +34,18 @@ std::vector<Doc> load_lambada(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kLambada({"lambada_openai", "LAMBADA last-word prediction, OpenAI variant (test, 5153)",
-                             OutputType::Loglikelihood, {"perplexity", "acc"}, "perplexity",
-                             load_lambada, {}});
+TaskSpec lambada_openai_task() {
+  TaskSpec t;
+  t.name = "lambada_openai";
+  t.description = "LAMBADA last-word prediction, OpenAI variant (test, 5153)";
+  t.type = OutputType::Loglikelihood;
+  t.metrics = {"perplexity", "acc"};
+  t.paper_metric = "perplexity";
+  t.load = load_lambada;
+  return t;
+}
+
+const RegisterTask kLambada(lambada_openai_task());
 
 }  // namespace
 }  // namespace attnbench::evals

@@ -29,9 +29,18 @@ std::vector<Doc> load_openbookqa(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kOpenbookqa({"openbookqa", "OpenBookQA elementary science (test, 500)",
-                                OutputType::MultipleChoice, {"acc", "acc_norm"}, "acc_norm",
-                                load_openbookqa, {}});
+TaskSpec openbookqa_task() {
+  TaskSpec t;
+  t.name = "openbookqa";
+  t.description = "OpenBookQA elementary science (test, 500)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = load_openbookqa;
+  return t;
+}
+
+const RegisterTask kOpenbookqa(openbookqa_task());
 
 }  // namespace
 }  // namespace attnbench::evals

@@ -34,8 +34,18 @@ std::vector<Doc> load_piqa(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kPiqa({"piqa", "PIQA physical commonsense (validation, 1838)",
-                          OutputType::MultipleChoice, {"acc", "acc_norm"}, "acc_norm", load_piqa, {}});
+TaskSpec piqa_task() {
+  TaskSpec t;
+  t.name = "piqa";
+  t.description = "PIQA physical commonsense (validation, 1838)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = load_piqa;
+  return t;
+}
+
+const RegisterTask kPiqa(piqa_task());
 
 }  // namespace
 }  // namespace attnbench::evals

@@ -46,8 +46,18 @@ std::vector<Doc> load_sciq(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kSciq({"sciq", "SciQ science exam questions with support text (test, 1000)",
-                          OutputType::MultipleChoice, {"acc", "acc_norm"}, "acc_norm", load_sciq, {}});
+TaskSpec sciq_task() {
+  TaskSpec t;
+  t.name = "sciq";
+  t.description = "SciQ science exam questions with support text (test, 1000)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = load_sciq;
+  return t;
+}
+
+const RegisterTask kSciq(sciq_task());
 
 }  // namespace
 }  // namespace attnbench::evals

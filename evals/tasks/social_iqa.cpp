@@ -41,8 +41,18 @@ std::vector<Doc> load_social_iqa(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kSocialIqa({"social_iqa", "Social IQa social commonsense (validation, 1954)",
-                               OutputType::MultipleChoice, {"acc"}, "acc", load_social_iqa, {}});
+TaskSpec social_iqa_task() {
+  TaskSpec t;
+  t.name = "social_iqa";
+  t.description = "Social IQa social commonsense (validation, 1954)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc"};
+  t.paper_metric = "acc";
+  t.load = load_social_iqa;
+  return t;
+}
+
+const RegisterTask kSocialIqa(social_iqa_task());
 
 }  // namespace
 }  // namespace attnbench::evals

@@ -1,6 +1,7 @@
 // A zero-shot task as lm-evaluation-harness defines it: data plus a prompt (docs/tasks.md).
-// One file per task under evals/tasks registers a TaskSpec; the protocol core (evals/) turns its
-// documents into log-likelihood requests, runs the model and scores them.
+// One file per task under evals/tasks builds a TaskSpec field by field and registers it; the
+// protocol core (evals/) turns its documents into log-likelihood requests, runs the model and
+// scores them.
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -168,10 +168,18 @@ std::vector<Doc> load_wikitext(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kWikitext({"wikitext", "WikiText-2 raw test articles, rolling perplexity (62 pages)",
-                              OutputType::LoglikelihoodRolling,
-                              {"word_perplexity", "byte_perplexity", "bits_per_byte"},
-                              "word_perplexity", load_wikitext, {}});
+TaskSpec wikitext_task() {
+  TaskSpec t;
+  t.name = "wikitext";
+  t.description = "WikiText-2 raw test articles, rolling perplexity (62 pages)";
+  t.type = OutputType::LoglikelihoodRolling;
+  t.metrics = {"word_perplexity", "byte_perplexity", "bits_per_byte"};
+  t.paper_metric = "word_perplexity";
+  t.load = load_wikitext;
+  return t;
+}
+
+const RegisterTask kWikitext(wikitext_task());
 
 }  // namespace
 }  // namespace attnbench::evals

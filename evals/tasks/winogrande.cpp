@@ -55,8 +55,18 @@ std::vector<Doc> load_winogrande(const std::filesystem::path& root) {
   return docs;
 }
 
-const RegisterTask kWinogrande({"winogrande", "WinoGrande xl pronoun resolution (validation, 1267)",
-                                OutputType::MultipleChoice, {"acc"}, "acc", load_winogrande, {}});
+TaskSpec winogrande_task() {
+  TaskSpec t;
+  t.name = "winogrande";
+  t.description = "WinoGrande xl pronoun resolution (validation, 1267)";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc"};
+  t.paper_metric = "acc";
+  t.load = load_winogrande;
+  return t;
+}
+
+const RegisterTask kWinogrande(winogrande_task());
 
 }  // namespace
 }  // namespace attnbench::evals
