@@ -59,12 +59,14 @@ std::optional<config::ConfigProblem> check_head_dim_halves(
 }
 
 config::VariantSchema differential_schema() {
-  return {"differential",
-          "differential attention: softmax(q1 k1) - lambda softmax(q2 k2) over the two halves of "
-          "each head, per-head RMSNorm, lambda learned per layer (Ye et al. 2025), RoPE",
-          position_params(PositionDefaults{}),
-          {check_head_dim_halves},
-          /*kernels: eager only*/ ""};
+  config::VariantSchema s;
+  s.name = "differential";
+  s.description = "differential attention: softmax(q1 k1) - lambda softmax(q2 k2) over the two "
+                  "halves of each head, per-head RMSNorm, lambda learned per layer (Ye et al. "
+                  "2025), RoPE";
+  s.params = position_params(PositionDefaults{});
+  s.checks = {check_head_dim_halves};
+  return s;  // kernels: none, eager only
 }
 
 class DifferentialAttentionImpl : public AttentionVariantImpl {
@@ -137,15 +139,20 @@ class DifferentialAttentionImpl : public AttentionVariantImpl {
   torch::Tensor norm_weight_;                                     // subln.weight [D]
 };
 
-const RegisterVariant differential_variant(
-    {differential_schema(),
-     [](const VariantContext& ctx) { return std::make_shared<DifferentialAttentionImpl>(ctx); },
-     /*parameter_count: four lambda vectors of D/2, the norm weight of D, the position part's*/
-     [](const VariantContext& ctx) {
-       return 4 * (ctx.head_dim / 2) + ctx.head_dim + position_parameter_count(ctx);
-     },
-     /*decays: none (vectors; the model's own norm weights do not decay either)*/ {},
-     /*fused: eager only*/ false});
+VariantRegistration differential_registration() {
+  VariantRegistration r;
+  r.schema = differential_schema();
+  r.factory = [](const VariantContext& ctx) {
+    return std::make_shared<DifferentialAttentionImpl>(ctx);
+  };
+  // Four lambda vectors of D/2, the norm weight of D, the position part's.
+  r.parameter_count = [](const VariantContext& ctx) {
+    return 4 * (ctx.head_dim / 2) + ctx.head_dim + position_parameter_count(ctx);
+  };
+  return r;  // decays: none (vectors; the model's own norm weights do not decay either)
+}
+
+const RegisterVariant differential_variant(differential_registration());
 
 }  // namespace
 }  // namespace attnbench::variants

@@ -121,18 +121,28 @@ config::VariantSchema family_schema(std::string name, std::string description,
   std::vector<ParamSpec> ps = position_params(d.position);
   add_normalizer_params(ps, d);
   add_cure_params(ps, d);
-  return {std::move(name), std::move(description), std::move(ps), {check_rope_head_dim},
-          "CPU: cpu-tiled, every option; CUDA: SDPA for the softmax forms without a sink logit or "
-          "forgetting gate, attnbench's kernels for Elastic-Softmax (opt-in: backend = fused)"};
+  config::VariantSchema s;
+  s.name = std::move(name);
+  s.description = std::move(description);
+  s.params = std::move(ps);
+  s.checks = {check_rope_head_dim};
+  // A fused kernel decides per call whether it serves the layer (its supports check).
+  s.kernels = "CPU: cpu-tiled, every option; CUDA: SDPA for the softmax forms without a sink logit "
+              "or forgetting gate, attnbench's kernels for Elastic-Softmax (opt-in: backend = "
+              "fused)";
+  return s;
 }
 
 VariantRegistration family_registration(std::string name, std::string description,
                                         const FamilyDefaults& defaults) {
-  DecayRule decays = [](const std::string& name, const torch::Tensor&) {
-    return name == "forget_proj.weight" || name == "gate_proj.weight";
+  VariantRegistration r;
+  r.schema = family_schema(std::move(name), std::move(description), defaults);
+  r.factory = make_family_variant;
+  r.parameter_count = family_parameter_count;
+  r.decays = [](const std::string& param, const torch::Tensor&) {
+    return param == "forget_proj.weight" || param == "gate_proj.weight";
   };
-  return {family_schema(std::move(name), std::move(description), defaults), make_family_variant,
-          family_parameter_count, decays, /*fused: per call, kernel supports()*/ true};
+  return r;
 }
 
 int64_t family_parameter_count(const VariantContext& ctx) {

@@ -31,12 +31,13 @@ namespace attnbench::variants {
 namespace {
 
 config::VariantSchema kv_bias_schema() {
-  return {"kv_bias",
-          "softmax with a learned key k'_h and value v'_h per head that every query sees (explicit "
-          "attention bias, Sun et al. 2024), RoPE",
-          position_params(PositionDefaults{}),
-          {check_rope_head_dim},
-          /*kernels: eager only*/ ""};
+  config::VariantSchema s;
+  s.name = "kv_bias";
+  s.description = "softmax with a learned key k'_h and value v'_h per head that every query sees "
+                  "(explicit attention bias, Sun et al. 2024), RoPE";
+  s.params = position_params(PositionDefaults{});
+  s.checks = {check_rope_head_dim};
+  return s;  // kernels: none, eager only
 }
 
 class KvBiasAttentionImpl : public AttentionVariantImpl {
@@ -95,17 +96,17 @@ class KvBiasAttentionImpl : public AttentionVariantImpl {
   torch::Tensor v_bias_;  // v'_h [H, D]
 };
 
-const RegisterVariant kv_bias({kv_bias_schema(),
-                               [](const VariantContext& ctx) {
-                                 return std::make_shared<KvBiasAttentionImpl>(ctx);
-                               },
-                               /*parameter_count: k' and v', plus the position part's*/
-                               [](const VariantContext& ctx) {
-                                 return 2 * ctx.n_head * ctx.head_dim +
-                                        position_parameter_count(ctx);
-                               },
-                               /*decays: none (biases, see above)*/ {},
-                               /*fused: eager only*/ false});
+VariantRegistration kv_bias_registration() {
+  VariantRegistration r;
+  r.schema = kv_bias_schema();
+  r.factory = [](const VariantContext& ctx) { return std::make_shared<KvBiasAttentionImpl>(ctx); };
+  r.parameter_count = [](const VariantContext& ctx) {  // k' and v', plus the position part's
+    return 2 * ctx.n_head * ctx.head_dim + position_parameter_count(ctx);
+  };
+  return r;  // decays: none (biases, see above)
+}
+
+const RegisterVariant kv_bias(kv_bias_registration());
 
 }  // namespace
 }  // namespace attnbench::variants

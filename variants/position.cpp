@@ -77,7 +77,19 @@ std::vector<config::ParamSpec> position_params(const PositionDefaults& d,
   window.doc = "W: distances i-j < W get a learned bias b[h, i-j] (init 0, float32), distances "
                ">= W get none";
   window.applies_if = {{"position", {"distance_bias", "rope+distance_bias"}}};
-  return {position, theta, window};
+  // Each parameter applies under the allowed positions that have its part; one that applies under
+  // none of them is left out (sigmoid allows rope | none: no bias_window).
+  std::vector<config::ParamSpec> out = {position};
+  for (config::ParamSpec p : {theta, window}) {
+    std::vector<std::string>& when = p.applies_if.front().second;
+    when.erase(std::remove_if(when.begin(), when.end(),
+                              [&](const std::string& w) {
+                                return std::find(allowed.begin(), allowed.end(), w) == allowed.end();
+                              }),
+               when.end());
+    if (!when.empty()) out.push_back(std::move(p));
+  }
+  return out;
 }
 
 int64_t position_parameter_count(const VariantContext& ctx) {

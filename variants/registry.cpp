@@ -38,7 +38,7 @@ VariantContext variant_context(const config::ModelConfig& model,
 std::shared_ptr<AttentionVariantImpl> make_variant(const VariantContext& ctx) {
   const VariantRegistration& registration = find_variant(ctx.attention.variant);
   config::check_backend(ctx.attention.backend);
-  if (ctx.attention.backend == "fused" && !registration.fused) {
+  if (ctx.attention.backend == "fused" && registration.schema.kernels.empty()) {
     throw UsageError("attention.backend = \"fused\": no fused kernel serves attention variant '" +
                      ctx.attention.variant + "'; use backend = \"auto\" or \"eager\"");
   }

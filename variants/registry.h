@@ -26,14 +26,15 @@ using ParameterCount = std::function<int64_t(const VariantContext&)>;
 // takes weight decay.
 using DecayRule = std::function<bool(const std::string& name, const torch::Tensor& param)>;
 
+// Built field by field in each variant's file, e.g. variants/softpick.cpp.
 struct VariantRegistration {
-  config::VariantSchema schema;     // name, description, parameters, config checks
+  // Name, description, parameters, config checks, and which fused kernels serve it: the one
+  // source of that answer. A variant whose schema names no kernel is eager only, and make_variant
+  // refuses backend = "fused" for it.
+  config::VariantSchema schema;
   VariantFactory factory;
   ParameterCount parameter_count;
-  DecayRule decays;                 // empty: none of the variant's own parameters decays
-  // Whether a fused kernel may serve it (the family, through kernels::FamilySpec and each kernel's
-  // supports check). false: eager only, and make_variant refuses backend = "fused" for it.
-  bool fused = false;
+  DecayRule decays;  // empty: none of the variant's own parameters decays
 };
 
 struct RegisterVariant {

@@ -29,12 +29,13 @@ namespace {
 constexpr double kEps = 1e-8;  // the naive reference's eps (its Triton kernel hardcodes 1e-6)
 
 config::VariantSchema softpick_schema() {
-  return {"softpick",
-          "softpick: ReLU(e^s - 1) / sum |e^s - 1| over the visible keys (Zuhri et al. 2025), rows "
-          "may sum below 1, RoPE",
-          position_params(PositionDefaults{}),
-          {check_rope_head_dim},
-          /*kernels: eager only*/ ""};
+  config::VariantSchema s;
+  s.name = "softpick";
+  s.description = "softpick: ReLU(e^s - 1) / sum |e^s - 1| over the visible keys (Zuhri et al. "
+                  "2025), rows may sum below 1, RoPE";
+  s.params = position_params(PositionDefaults{});
+  s.checks = {check_rope_head_dim};
+  return s;  // kernels: none, eager only
 }
 
 // Softpick over the last dimension of the scores s [B, H, Tq, T], future keys left out; float32 at
@@ -48,15 +49,17 @@ torch::Tensor softpick(const torch::Tensor& s) {
   return torch::relu(shifted) / (shifted.abs().sum(-1, /*keepdim=*/true) + kEps);
 }
 
-const RegisterVariant softpick_variant({softpick_schema(),
-                                        [](const VariantContext& ctx) {
-                                          return std::make_shared<ScoreNormalizerAttentionImpl>(
-                                              ctx, softpick);
-                                        },
-                                        /*parameter_count: the position part's alone*/
-                                        position_parameter_count,
-                                        /*decays: none (a distance bias is a bias)*/ {},
-                                        /*fused: eager only*/ false});
+VariantRegistration softpick_registration() {
+  VariantRegistration r;
+  r.schema = softpick_schema();
+  r.factory = [](const VariantContext& ctx) {
+    return std::make_shared<ScoreNormalizerAttentionImpl>(ctx, softpick);
+  };
+  r.parameter_count = position_parameter_count;  // the position part's alone
+  return r;  // decays: none (a distance bias is a bias)
+}
+
+const RegisterVariant softpick_variant(softpick_registration());
 
 }  // namespace
 }  // namespace attnbench::variants

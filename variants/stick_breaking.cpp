@@ -34,12 +34,13 @@ namespace {
 config::VariantSchema stick_breaking_schema() {
   PositionDefaults defaults;
   defaults.position = "none";
-  return {"stick_breaking",
-          "stick-breaking attention: key j takes sigmoid(s_ij) of the stick the nearer keys left, "
-          "the rest goes to the query's own value (Tan et al. 2025), no position",
-          position_params(defaults),
-          {check_rope_head_dim},
-          /*kernels: eager only*/ ""};
+  config::VariantSchema s;
+  s.name = "stick_breaking";
+  s.description = "stick-breaking attention: key j takes sigmoid(s_ij) of the stick the nearer keys "
+                  "left, the rest goes to the query's own value (Tan et al. 2025), no position";
+  s.params = position_params(defaults);
+  s.checks = {check_rope_head_dim};
+  return s;  // kernels: none, eager only
 }
 
 // The weights [B, H, Tq, T] from the scores s (float32 at least; row r is query i = T - Tq + r):
@@ -60,14 +61,17 @@ torch::Tensor stick_breaking(const torch::Tensor& s) {
   return a + torch::exp(log_rest.sum(-1, /*keepdim=*/true)) * own_key;
 }
 
-const RegisterVariant stick_breaking_variant(
-    {stick_breaking_schema(),
-     [](const VariantContext& ctx) {
-       return std::make_shared<ScoreNormalizerAttentionImpl>(ctx, stick_breaking);
-     },
-     /*parameter_count: the position part's alone*/ position_parameter_count,
-     /*decays: none (a distance bias is a bias)*/ {},
-     /*fused: eager only*/ false});
+VariantRegistration stick_breaking_registration() {
+  VariantRegistration r;
+  r.schema = stick_breaking_schema();
+  r.factory = [](const VariantContext& ctx) {
+    return std::make_shared<ScoreNormalizerAttentionImpl>(ctx, stick_breaking);
+  };
+  r.parameter_count = position_parameter_count;  // the position part's alone
+  return r;  // decays: none (a distance bias is a bias)
+}
+
+const RegisterVariant stick_breaking_variant(stick_breaking_registration());
 
 }  // namespace
 }  // namespace attnbench::variants

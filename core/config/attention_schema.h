@@ -52,7 +52,7 @@ struct VariantSchema {
   std::vector<ParamSpec> params;
   std::vector<VariantCheck> checks;
   // Which fused kernels serve the variant, for `attnbench variants` (e.g. "CPU: cpu-tiled, every
-  // option"); "" when only the eager reference runs it.
+  // option"); "" when only the eager reference runs it (backend = "fused" is then refused).
   std::string kernels;
 };
 

@@ -44,7 +44,12 @@ inline config::VariantSchema stand_in_family(std::string name) {
     }
     return config::ConfigProblem{"model.n_head", "RoPE needs an even head dimension"};
   };
-  return {std::move(name), "fuzz stand-in", std::move(ps), {even_head_dim}};
+  config::VariantSchema s;
+  s.name = std::move(name);
+  s.description = "fuzz stand-in";
+  s.params = std::move(ps);
+  s.checks = {even_head_dim};
+  return s;
 }
 
 // Registers "softmax" and "lazy" once; call from a static initialiser.
