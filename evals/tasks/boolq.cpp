@@ -44,6 +44,10 @@ TaskSpec boolq_task() {
   TaskSpec t;
   t.name = "boolq";
   t.description = "BoolQ yes/no questions over a passage (validation, 3270)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "aps/super_glue";
+  t.source.config = "boolq";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc"};
   t.paper_metric = "acc";

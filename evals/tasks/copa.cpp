@@ -60,6 +60,10 @@ TaskSpec copa_task() {
   TaskSpec t;
   t.name = "copa";
   t.description = "COPA choice of plausible alternatives (validation, 100)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "aps/super_glue";
+  t.source.config = "copa";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc"};
   t.paper_metric = "acc";

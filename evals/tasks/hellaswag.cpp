@@ -164,6 +164,10 @@ TaskSpec hellaswag_task() {
   TaskSpec t;
   t.name = "hellaswag";
   t.description = "HellaSwag sentence completion (validation, 10042)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "Rowan/hellaswag";
+  t.source.config = "default";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc", "acc_norm"};
   t.paper_metric = "acc_norm";

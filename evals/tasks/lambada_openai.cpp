@@ -38,6 +38,10 @@ TaskSpec lambada_openai_task() {
   TaskSpec t;
   t.name = "lambada_openai";
   t.description = "LAMBADA last-word prediction, OpenAI variant (test, 5153)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "EleutherAI/lambada_openai";
+  t.source.config = "default";
+  t.source.split = "test";
   t.type = OutputType::Loglikelihood;
   t.metrics = {"perplexity", "acc"};
   t.paper_metric = "perplexity";

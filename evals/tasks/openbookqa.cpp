@@ -33,6 +33,10 @@ TaskSpec openbookqa_task() {
   TaskSpec t;
   t.name = "openbookqa";
   t.description = "OpenBookQA elementary science (test, 500)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "allenai/openbookqa";
+  t.source.config = "main";
+  t.source.split = "test";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc", "acc_norm"};
   t.paper_metric = "acc_norm";

@@ -38,6 +38,10 @@ TaskSpec piqa_task() {
   TaskSpec t;
   t.name = "piqa";
   t.description = "PIQA physical commonsense (validation, 1838)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "baber/piqa";
+  t.source.config = "default";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc", "acc_norm"};
   t.paper_metric = "acc_norm";

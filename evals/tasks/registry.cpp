@@ -32,6 +32,12 @@ std::string trim(const std::string& s) {
 
 RegisterTask::RegisterTask(TaskSpec spec) {
   const std::string name = spec.name;
+  const DataSource& s = spec.source;
+  if (s.folder.empty() || s.dataset.empty() || s.config.empty() || s.split.empty() || !spec.load) {
+    // Recorded, as a duplicate is: main() refuses to start (core/common/registry.h).
+    detail::registration_error_list().push_back("task '" + name + "' is registered without its data " +
+                                        "source (folder, dataset, config, split) or loader");
+  }
   registry().add(name, std::move(spec));
 }
 

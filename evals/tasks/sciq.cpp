@@ -50,6 +50,10 @@ TaskSpec sciq_task() {
   TaskSpec t;
   t.name = "sciq";
   t.description = "SciQ science exam questions with support text (test, 1000)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "allenai/sciq";
+  t.source.config = "default";
+  t.source.split = "test";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc", "acc_norm"};
   t.paper_metric = "acc_norm";

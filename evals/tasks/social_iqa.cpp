@@ -45,6 +45,10 @@ TaskSpec social_iqa_task() {
   TaskSpec t;
   t.name = "social_iqa";
   t.description = "Social IQa social commonsense (validation, 1954)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "lighteval/siqa";
+  t.source.config = "default";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc"};
   t.paper_metric = "acc";

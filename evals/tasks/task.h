@@ -39,9 +39,20 @@ struct Doc {
   int64_t byte_count = 0;
 };
 
+// Where a task's documents come from, as lm-eval's task YAML says (dataset_path, dataset_name and
+// the scored split), and the folder of the data root that holds them. `attnbench data fetch`
+// downloads each registered task's source into <data root>/<folder>/hf_format/<split>.jsonl.
+struct DataSource {
+  std::string folder;   // <data root>/<folder>, e.g. "arc_easy"
+  std::string dataset;  // the hub dataset, e.g. "allenai/ai2_arc"
+  std::string config;   // its configuration (dataset_name), e.g. "ARC-Easy"; "default" for none
+  std::string split;    // the scored split, e.g. "test"
+};
+
 struct TaskSpec {
   std::string name;         // lm-eval's task name, e.g. "arc_easy"
   std::string description;  // one line
+  DataSource source;        // every field set (RegisterTask refuses an incomplete source)
   OutputType type = OutputType::MultipleChoice;
   std::vector<std::string> metrics;  // as lm-eval reports them: acc, acc_norm, perplexity, ...
   std::string paper_metric;          // the metric a paper table reports (acc_norm where it exists)

@@ -172,6 +172,10 @@ TaskSpec wikitext_task() {
   TaskSpec t;
   t.name = "wikitext";
   t.description = "WikiText-2 raw test articles, rolling perplexity (62 pages)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "EleutherAI/wikitext_document_level";
+  t.source.config = "wikitext-2-raw-v1";
+  t.source.split = "test";
   t.type = OutputType::LoglikelihoodRolling;
   t.metrics = {"word_perplexity", "byte_perplexity", "bits_per_byte"};
   t.paper_metric = "word_perplexity";

@@ -59,6 +59,10 @@ TaskSpec winogrande_task() {
   TaskSpec t;
   t.name = "winogrande";
   t.description = "WinoGrande xl pronoun resolution (validation, 1267)";
+  t.source.folder = kFiles.folder;
+  t.source.dataset = "allenai/winogrande";
+  t.source.config = "winogrande_xl";
+  t.source.split = "validation";
   t.type = OutputType::MultipleChoice;
   t.metrics = {"acc"};
   t.paper_metric = "acc";

@@ -1,7 +1,8 @@
-// `attnbench data fetch`: downloads the twelve evaluation splits and a FineWeb-Edu sample from the
-// Hugging Face datasets-server rows API into a data folder, in the hub's JSONL layout that the task
-// loaders read (<root>/<folder>/hf_format/<split>.jsonl). For users with internet access; the
-// shared data folder of this project makes it unnecessary here.
+// `attnbench data fetch`: downloads every registered task's evaluation split (its DataSource,
+// evals/tasks/task.h) and a FineWeb-Edu sample from the Hugging Face datasets-server rows API into
+// a data folder, in the hub's JSONL layout that the task loaders read
+// (<root>/<folder>/hf_format/<split>.jsonl). For users with internet access; a data folder that
+// already holds the files (ATTNBENCH_DATA) makes it unnecessary.
 #include <algorithm>
 #include <ctime>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/data/hub_fetch.h"
+#include "evals/tasks/task.h"
 #include "harness/cli/command.h"
 
 namespace attnbench::cli::cmd_data_fetch {
@@ -19,10 +21,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// What lm-eval scores (its task YAMLs' dataset_path / dataset_name and the scored split, listed per
-// task in docs/tasks.md, "The tasks") and where the loaders look for it.
+// One file to download: a task's data source, or the pretraining sample.
 struct PlanItem {
-  std::string folder, dataset, config, split;
+  std::string name;  // the task's name, or "fineweb_edu"
+  evals::DataSource source;
   bool pretraining = false;
 };
 
@@ -35,26 +37,29 @@ const std::vector<TokenizerFile> kTokenizerFiles = {
     {"vocab.bpe", "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"},
 };
 
-const std::vector<PlanItem>& plan() {
-  static const std::vector<PlanItem> items = {
-      {"arc_easy", "allenai/ai2_arc", "ARC-Easy", "test"},
-      {"arc_challenge", "allenai/ai2_arc", "ARC-Challenge", "test"},
-      {"hellaswag", "Rowan/hellaswag", "default", "validation"},
-      {"piqa", "baber/piqa", "default", "validation"},
-      {"winogrande", "allenai/winogrande", "winogrande_xl", "validation"},
-      {"boolq", "aps/super_glue", "boolq", "validation"},
-      {"openbookqa", "allenai/openbookqa", "main", "test"},
-      {"siqa", "lighteval/siqa", "default", "validation"},
-      {"sciq", "allenai/sciq", "default", "test"},
-      {"lambada_openai", "EleutherAI/lambada_openai", "default", "test"},
-      {"copa", "aps/super_glue", "copa", "validation"},
-      {"wikitext2", "EleutherAI/wikitext_document_level", "wikitext-2-raw-v1", "test"},
-      {"fineweb_edu", "HuggingFaceFW/fineweb-edu", "sample-10BT", "train", true},
-  };
+// Every registered task's source (sorted by task name), then the pretraining sample.
+std::vector<PlanItem> plan() {
+  std::vector<PlanItem> items;
+  for (const std::string& name : evals::task_names()) {
+    PlanItem p;
+    p.name = name;
+    p.source = evals::find_task(name).source;
+    items.push_back(p);
+  }
+  PlanItem pretraining;
+  pretraining.name = "fineweb_edu";
+  pretraining.source.folder = "fineweb_edu";
+  pretraining.source.dataset = "HuggingFaceFW/fineweb-edu";
+  pretraining.source.config = "sample-10BT";
+  pretraining.source.split = "train";
+  pretraining.pretraining = true;
+  items.push_back(pretraining);
   return items;
 }
 
-std::string relative_file(const PlanItem& p) { return p.folder + "/hf_format/" + p.split + ".jsonl"; }
+std::string relative_file(const PlanItem& p) {
+  return p.source.folder + "/hf_format/" + p.source.split + ".jsonl";
+}
 
 struct Options {
   std::string out = "data";
@@ -102,34 +107,35 @@ std::string utc_now() {
   return buf;
 }
 
-int run(Options o) {
+// What to fetch: everything (less the pretraining sample under --no-pretrain), or the --only list of
+// task names or data folders (e.g. social_iqa or siqa).
+std::vector<PlanItem> chosen_items(const Options& o) {
+  const std::vector<PlanItem> all = plan();
   std::vector<PlanItem> chosen;
   if (o.only.empty()) {
-    for (auto& p : plan())
+    for (const PlanItem& p : all)
       if (!(p.pretraining && o.no_pretrain)) chosen.push_back(p);
-  } else {
-    std::vector<std::string> names;
-    for (auto& p : plan()) names.push_back(p.folder);
-    for (size_t start = 0; start <= o.only.size();) {
-      size_t comma = std::min(o.only.find(',', start), o.only.size());
-      std::string name = o.only.substr(start, comma - start);
-      start = comma + 1;
-      auto it = std::find_if(plan().begin(), plan().end(), [&](auto& p) { return p.folder == name; });
-      if (it == plan().end()) {
-        throw UsageError("data fetch --only: unknown dataset '" + name + "'" + did_you_mean(name, names) +
-                         "; known: " + join(names));
-      }
-      chosen.push_back(*it);
-    }
+    return chosen;
   }
+  std::vector<std::string> names;
+  for (const PlanItem& p : all) names.push_back(p.name);
+  for (size_t start = 0; start <= o.only.size();) {
+    size_t comma = std::min(o.only.find(',', start), o.only.size());
+    std::string name = o.only.substr(start, comma - start);
+    start = comma + 1;
+    auto it = std::find_if(all.begin(), all.end(),
+                           [&](const PlanItem& p) { return p.name == name || p.source.folder == name; });
+    if (it == all.end()) {
+      throw UsageError("data fetch --only: unknown task or dataset '" + name + "'" +
+                       did_you_mean(name, names) + "; known: " + join(names));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
 
-  fs::path root = o.out;
-  fs::create_directories(root);
-  fs::path manifest_file = root / "fetch_manifest.json";
-  nlohmann::json manifest = read_manifest(manifest_file);
-  manifest["endpoint"] = o.fetch.endpoint;
-
-  // The tokenizer first: every other step (prepare, eval) needs it.
+// The GPT-2 tokenizer files, checked against their published checksums.
+void fetch_tokenizer(const Options& o, const fs::path& root) {
   for (const TokenizerFile& f : kTokenizerFiles) {
     fs::path file = root / "gpt2_tokenizer" / f.name;
     try {
@@ -143,49 +149,78 @@ int run(Options o) {
     }
     fmt::print("gpt2_tokenizer/{}: sha256 {} verified\n", f.name, f.sha256.substr(0, 16));
   }
+}
+
+// Downloads item `i` of `chosen` into root/<folder>/hf_format/<split>.jsonl; its manifest entry.
+nlohmann::json fetch_item(const Options& o, const fs::path& root,
+                          const std::vector<PlanItem>& chosen, size_t i) {
+  const PlanItem& p = chosen[i];
+  const std::string rel = relative_file(p);
+  data::HubSplit split;
+  split.dataset = p.source.dataset;
+  split.config = p.source.config;
+  split.split = p.source.split;
+  split.out_file = root / rel;
+  split.max_rows = p.pretraining ? o.pretrain_rows : -1;
+  data::FetchOptions fo = o.fetch;
+  fo.progress = [&](int64_t rows, int64_t total) {
+    fmt::print(stderr, "\r[{}/{}] {}: {} / {} rows", i + 1, chosen.size(), rel, rows,
+               total >= 0 ? std::to_string(total) : "?");
+  };
+  data::FetchResult r;
+  try {
+    r = data::fetch_split(split, fo);
+  } catch (const data::NetworkError& e) {
+    std::vector<std::string> expected;
+    for (auto& c : chosen)
+      if (!fs::exists(root / relative_file(c))) expected.push_back((root / relative_file(c)).string());
+    throw UsageError(
+        fmt::format("cannot reach the datasets server {} ({})\n  missing files:\n    {}\n"
+                    "  get them: run `attnbench data fetch --out DIR` on a machine with internet "
+                    "access and copy DIR here, or point ATTNBENCH_DATA (or --data-dir) at a folder "
+                    "that has them (layout: docs/data.md). Completed files are kept; a rerun resumes "
+                    "partial downloads.",
+                    o.fetch.endpoint, e.what(), join(expected, "\n    ")));
+  }
+  fmt::print(stderr, "\n");
+  fmt::print("[{}/{}] {}: {} rows{}{}, sha256 {}\n", i + 1, chosen.size(), rel, r.rows,
+             r.resumed ? " (resumed)" : "",
+             r.skipped_truncated ? fmt::format(", {} rows skipped (cells truncated by the API)",
+                                               r.skipped_truncated)
+                                 : "",
+             r.sha256.substr(0, 16));
+  return {{"path", rel},
+          {"dataset", p.source.dataset},
+          {"config", p.source.config},
+          {"split", p.source.split},
+          {"rows", r.rows},
+          {"max_rows", split.max_rows},
+          {"skipped_truncated", r.skipped_truncated},
+          {"sha256", r.sha256},
+          {"fetched_at", utc_now()}};
+}
+
+int run(Options o) {
+  const std::vector<PlanItem> chosen = chosen_items(o);
+  fs::path root = o.out;
+  fs::create_directories(root);
+  fs::path manifest_file = root / "fetch_manifest.json";
+  nlohmann::json manifest = read_manifest(manifest_file);
+  manifest["endpoint"] = o.fetch.endpoint;
+
+  fetch_tokenizer(o, root);  // first: every other step (prepare, eval) needs it
 
   for (size_t i = 0; i < chosen.size(); ++i) {
-    const PlanItem& p = chosen[i];
-    std::string rel = relative_file(p);
-    fs::path file = root / rel;
-    int64_t max_rows = p.pretraining ? o.pretrain_rows : -1;
+    const std::string rel = relative_file(chosen[i]);
+    const int64_t max_rows = chosen[i].pretraining ? o.pretrain_rows : -1;
     if (nlohmann::json* e = manifest_entry(manifest, rel);
-        e && fs::exists(file) && (*e)["max_rows"] == max_rows && sha256_file(file) == (*e)["sha256"]) {
-      fmt::print("[{}/{}] {}: up to date ({} rows)\n", i + 1, chosen.size(), rel, (*e)["rows"].get<int64_t>());
+        e && fs::exists(root / rel) && (*e)["max_rows"] == max_rows &&
+        sha256_file(root / rel) == (*e)["sha256"]) {
+      fmt::print("[{}/{}] {}: up to date ({} rows)\n", i + 1, chosen.size(), rel,
+                 (*e)["rows"].get<int64_t>());
       continue;
     }
-    data::HubSplit split{p.dataset, p.config, p.split, file, max_rows};
-    data::FetchOptions fo = o.fetch;
-    fo.progress = [&](int64_t rows, int64_t total) {
-      fmt::print(stderr, "\r[{}/{}] {}: {} / {} rows", i + 1, chosen.size(), rel, rows,
-                 total >= 0 ? std::to_string(total) : "?");
-    };
-    data::FetchResult r;
-    try {
-      r = data::fetch_split(split, fo);
-    } catch (const data::NetworkError& e) {
-      std::vector<std::string> expected;
-      for (auto& c : chosen)
-        if (!fs::exists(root / relative_file(c))) expected.push_back((root / relative_file(c)).string());
-      throw UsageError(
-          fmt::format("cannot reach the datasets server {} ({})\n  missing files:\n    {}\n"
-                      "  get them: run `attnbench data fetch --out DIR` on a machine with internet "
-                      "access and copy DIR here, or point ATTNBENCH_DATA (or --data-dir) at a folder "
-                      "that has them (layout: docs/data.md). Completed files are kept; a rerun resumes "
-                      "partial downloads.",
-                      o.fetch.endpoint, e.what(), join(expected, "\n    ")));
-    }
-    fmt::print(stderr, "\n");
-    fmt::print("[{}/{}] {}: {} rows{}{}, sha256 {}\n", i + 1, chosen.size(), rel, r.rows,
-               r.resumed ? " (resumed)" : "",
-               r.skipped_truncated ? fmt::format(", {} rows skipped (cells truncated by the API)",
-                                                 r.skipped_truncated)
-                                   : "",
-               r.sha256.substr(0, 16));
-    nlohmann::json entry = {{"path", rel},       {"dataset", p.dataset}, {"config", p.config},
-                            {"split", p.split},  {"rows", r.rows},       {"max_rows", max_rows},
-                            {"skipped_truncated", r.skipped_truncated},   {"sha256", r.sha256},
-                            {"fetched_at", utc_now()}};
+    const nlohmann::json entry = fetch_item(o, root, chosen, i);
     if (nlohmann::json* e = manifest_entry(manifest, rel)) *e = entry;
     else manifest["files"].push_back(entry);
     write_manifest(manifest_file, manifest);
@@ -200,7 +235,7 @@ RegisterCommand reg("data", "fetch",
                     [](CLI::App& app) {
                       auto o = std::make_shared<Options>();
                       app.add_option("--out", o->out, "data folder to fill")->capture_default_str();
-                      app.add_option("--only", o->only, "comma-separated folders, e.g. arc_easy,copa");
+                      app.add_option("--only", o->only, "comma-separated tasks or data folders, e.g. arc_easy,copa");
                       app.add_option("--pretrain-rows", o->pretrain_rows,
                                      "FineWeb-Edu rows to download")
                           ->check(int_in(0))

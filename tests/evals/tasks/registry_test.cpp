@@ -74,3 +74,21 @@ CATCH_TEST_CASE("a missing data file names the expected path and both layouts") 
     CATCH_CHECK_THAT(msg, Catch::Matchers::Contains("ATTNBENCH_DATA"));
   }
 }
+
+CATCH_TEST_CASE("every task's data source is where its loader looks for the hub export") {
+  // `attnbench data fetch` writes <folder>/hf_format/<split>.jsonl from each registered source: the
+  // loader must look there, or a fetched task would not load.
+  for (const std::string& name : task_names()) {
+    const TaskSpec& spec = find_task(name);
+    CATCH_CAPTURE(name);
+    CATCH_CHECK(!spec.source.dataset.empty());
+    CATCH_CHECK(!spec.source.config.empty());
+    const std::string fetched = spec.source.folder + "/hf_format/" + spec.source.split + ".jsonl";
+    try {
+      spec.load("/nonexistent_attnbench_root");
+      CATCH_FAIL("expected a UsageError");
+    } catch (const UsageError& e) {
+      CATCH_CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("<data root>/" + fetched));
+    }
+  }
+}
