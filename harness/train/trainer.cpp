@@ -130,9 +130,46 @@ struct StepGradients {
   double grad_norm;  // global norm before clipping
 };
 
-// The step loop of one run, over the objects train_run set up (in the order the seed and a
-// resume depend on). Every step's decisions (log, validate, checkpoint, stop) live here.
+// What one run's step loop works on: the objects train_run sets up (in the order the seed and a
+// resume depend on), named one by one.
+struct LoopParts {
+  const config::RunConfig* cfg = nullptr;
+  const fs::path* run_dir = nullptr;
+  const TrainOptions* opts = nullptr;
+  model::DecoderLMImpl* model = nullptr;
+  torch::optim::AdamW* optimizer = nullptr;
+  TrainWindows* windows = nullptr;
+  const ValWindows* val = nullptr;
+  Progress* progress = nullptr;
+  // Flushed on its own (a checkpoint records its size); null on ranks > 0.
+  JsonlMetricSink* jsonl = nullptr;
+  MetricSink* metrics = nullptr;     // jsonl and the caller's sink
+  model::TrainState* state = nullptr;
+  torch::Device device = torch::kCPU;
+  double peak_flops = 0;             // all ranks' devices together, for MFU; 0 = unknown
+  Communicator* comm = nullptr;      // null: one process
+  GradReducer* reducer = nullptr;    // with comm
+};
+
+// The step loop of one run. Every step's decisions (log, validate, checkpoint, stop) live here.
 struct StepLoop {
+  explicit StepLoop(const LoopParts& p)
+      : cfg(*p.cfg),
+        run_dir(*p.run_dir),
+        opts(*p.opts),
+        model(*p.model),
+        optimizer(*p.optimizer),
+        windows(*p.windows),
+        val(*p.val),
+        progress(*p.progress),
+        jsonl(p.jsonl),
+        metrics(*p.metrics),
+        state(*p.state),
+        device(p.device),
+        peak_flops(p.peak_flops),
+        comm(p.comm),
+        reducer(p.reducer) {}
+
   const config::RunConfig& cfg;
   const fs::path& run_dir;
   const TrainOptions& opts;
@@ -141,14 +178,13 @@ struct StepLoop {
   TrainWindows& windows;
   const ValWindows& val;
   Progress& progress;
-  JsonlMetricSink* jsonl;  // flushed on its own: a checkpoint records its size; null on ranks > 0
-  MetricSink& metrics;     // jsonl and the caller's sink
+  JsonlMetricSink* jsonl;
+  MetricSink& metrics;
   model::TrainState& state;
-
   const torch::Device device;
-  const double peak_flops;  // all ranks' devices together, for MFU; 0 = unknown
-  Communicator* comm;       // null: one process
-  GradReducer* reducer;     // with comm
+  const double peak_flops;
+  Communicator* comm;
+  GradReducer* reducer;
 
   const config::TrainConfig& tc = cfg.train;
   const int64_t T = cfg.model.context_length, B = tc.batch_size;
@@ -372,10 +408,23 @@ TrainResult train_run(const config::RunConfig& cfg, TrainingData data, const fs:
   std::optional<GradReducer> reducer;
   if (comm) reducer.emplace(parameter_names(*model), model->parameters(), *comm);
 
-  StepLoop loop{cfg,      run_dir, opts,    *model, *optimizer, windows, val, progress,
-                jsonl ? &*jsonl : nullptr, metrics, state, device, peak, comm,
-                reducer ? &*reducer : nullptr};
-  return loop.run();
+  LoopParts parts;
+  parts.cfg = &cfg;
+  parts.run_dir = &run_dir;
+  parts.opts = &opts;
+  parts.model = model.get();
+  parts.optimizer = optimizer.get();
+  parts.windows = &windows;
+  parts.val = &val;
+  parts.progress = &progress;
+  parts.jsonl = jsonl ? &*jsonl : nullptr;
+  parts.metrics = &metrics;
+  parts.state = &state;
+  parts.device = device;
+  parts.peak_flops = peak;
+  parts.comm = comm;
+  parts.reducer = reducer ? &*reducer : nullptr;
+  return StepLoop(parts).run();
 }
 
 }  // namespace attnbench::train
