@@ -167,6 +167,33 @@ struct Store::Impl {
         .bind_all(sweep, run_id, cell)
         .run();
   }
+  // Whether `run_id` may be claimed, from its row (none: a new run); its stored config in *config.
+  ClaimResult decide_claim(const std::string& run_id, const ClaimOptions& options,
+                           std::string* config) {
+    ClaimResult result;
+    Stmt s = db.prepare(
+        "SELECT status, owner_host, owner_pid, heartbeat, config FROM runs WHERE id = ?");
+    s.bind(1, run_id);
+    if (!s.step()) {
+      result.claimed = true;
+      return result;
+    }
+    result.existed = true;
+    result.previous = parse_status(s.text(0));
+    *config = s.text(4);
+    switch (result.previous) {
+      case RunStatus::Pending:
+      case RunStatus::Interrupted: result.claimed = true; break;
+      case RunStatus::Finished: break;
+      case RunStatus::Failed: result.claimed = options.retry_failed; break;
+      case RunStatus::Diverged: result.claimed = options.retry_diverged; break;
+      case RunStatus::Running:
+        result.claimed = stale(s.text(1), s.integer(2), s.real(3), options.stale_after_s);
+        if (!result.claimed) result.holder = s.text(1) + ":" + std::to_string(s.integer(2));
+        break;
+    }
+    return result;
+  }
   // A running claim may be taken over when its holder is gone: on this host, its pid no longer
   // exists; anywhere, it has not shown a sign of life for stale_after_s.
   bool stale(const std::string& holder_host, int64_t holder_pid, double heartbeat,
@@ -241,61 +268,47 @@ void Store::add_pending_runs(const std::string& sweep, const std::vector<Pending
   tx.commit();
 }
 
-ClaimResult Store::claim_run(const std::string& run_id, const std::string& sweep,
-                             const std::string& cell, const std::string& config_json,
-                             const std::vector<Param>& params, const RunMetadata& metadata,
-                             const ClaimOptions& options) {
+ClaimResult Store::claim_run(const std::string& sweep, const PendingRun& run,
+                             const RunMetadata& metadata, const ClaimOptions& options) {
   std::lock_guard lock(impl_->mutex);
   Db& db = impl_->db;
   Transaction tx(db);  // IMMEDIATE: the read-decide-write below is atomic across processes
-  ClaimResult result;
-  {
-    Stmt s = db.prepare("SELECT status, owner_host, owner_pid, heartbeat FROM runs WHERE id = ?");
-    s.bind(1, run_id);
-    if (s.step()) {
-      result.existed = true;
-      result.previous = parse_status(s.text(0));
-      switch (result.previous) {
-        case RunStatus::Pending:
-        case RunStatus::Interrupted: result.claimed = true; break;
-        case RunStatus::Finished: break;
-        case RunStatus::Failed: result.claimed = options.retry_failed; break;
-        case RunStatus::Diverged: result.claimed = options.retry_diverged; break;
-        case RunStatus::Running:
-          result.claimed = impl_->stale(s.text(1), s.integer(2), s.real(3), options.stale_after_s);
-          if (!result.claimed) result.holder = s.text(1) + ":" + std::to_string(s.integer(2));
-          break;
-      }
-    }
-  }
+  std::string stored_config;
+  const ClaimResult result = impl_->decide_claim(run.id, options, &stored_config);
   // Membership is recorded even when not claimed: a run shared with another sweep (same config,
   // same id) belongs to this sweep's table too.
   impl_->add_sweep(sweep);  // before the run row, which references it
   if (!result.existed) {
-    result.claimed = true;
     db.prepare("INSERT INTO runs(id, sweep, cell, status, config, created) "
                "VALUES (?, NULLIF(?, ''), ?, 'pending', ?, ?)")
-        .bind_all(run_id, sweep, cell, config_json, iso_now())
+        .bind_all(run.id, sweep, run.cell, run.config_json, iso_now())
         .run();
   }
-  impl_->add_membership(run_id, sweep, cell);
+  impl_->add_membership(run.id, sweep, run.cell);
   if (result.existed && !result.claimed) {
     tx.commit();
     return result;
   }
-  db.prepare("UPDATE runs SET status = 'running', config = ?, started = COALESCE(started, ?), "
+  db.prepare("UPDATE runs SET status = 'running', started = COALESCE(started, ?), "
              "finished = NULL, error = NULL, git_revision = ?, host = ?, device = ?, blas = ?, "
              "threads = ?, attnbench_version = ?, torch_version = ?, owner_host = ?, "
              "owner_pid = ?, heartbeat = ?, attempts = attempts + 1 WHERE id = ?")
-      .bind_all(config_json, iso_now(), metadata.git_revision, impl_->host, metadata.device,
-                metadata.blas, metadata.threads, metadata.attnbench_version,
-                metadata.torch_version, impl_->host, impl_->pid, unix_now(), run_id)
+      .bind_all(iso_now(), metadata.git_revision, impl_->host, metadata.device, metadata.blas,
+                metadata.threads, metadata.attnbench_version, metadata.torch_version,
+                impl_->host, impl_->pid, unix_now(), run.id)
       .run();
-  db.prepare("DELETE FROM params WHERE run = ?").bind(1, run_id).run();
-  Stmt ins = db.prepare("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?)");
-  for (const Param& p : params) {
-    ins.bind_all(run_id, p.key, p.value, p.type).run();
-    ins.reset();
+  // The params are the config's, flattened: both change together or not at all. A new run's
+  // config went in with its row.
+  if (!result.existed || stored_config != run.config_json) {
+    if (result.existed) {
+      db.prepare("UPDATE runs SET config = ? WHERE id = ?").bind_all(run.config_json, run.id).run();
+      db.prepare("DELETE FROM params WHERE run = ?").bind(1, run.id).run();
+    }
+    Stmt ins = db.prepare("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?)");
+    for (const Param& p : run.params) {
+      ins.bind_all(run.id, p.key, p.value, p.type).run();
+      ins.reset();
+    }
   }
   tx.commit();
   return result;

@@ -111,9 +111,10 @@ struct ClaimOptions {
   double stale_after_s = 900;
 };
 
+// A run as a sweep lists it and a claim records it; built field by field.
 struct PendingRun {
   std::string id;
-  std::string cell;         // the cell's label in its sweep
+  std::string cell;         // the cell's label in its sweep ("" outside a sweep)
   std::string config_json;  // canonical JSON of the resolved config
   std::vector<Param> params;
 };
@@ -158,15 +159,15 @@ class Store {
   // parallel or resumed runs happened to start.
   void add_pending_runs(const std::string& sweep, const std::vector<PendingRun>& runs);
 
-  // Atomically decides whether this Store may run `run_id`, and if so marks it running under this
-  // Store's owner (host:pid) with a fresh heartbeat, records config, params and metadata, and adds
-  // it to `sweep` (if non-empty) as `cell`. Claimed when the run is new, pending, interrupted, a
-  // stale running claim, or failed/diverged with the matching retry option. Finished runs and runs
-  // held by a live owner (including this Store itself) are never claimed.
-  ClaimResult claim_run(const std::string& run_id, const std::string& sweep,
-                        const std::string& cell, const std::string& config_json,
-                        const std::vector<Param>& params, const RunMetadata& metadata,
-                        const ClaimOptions& options = {});
+  // Atomically decides whether this Store may run `run.id`, and if so marks it running under this
+  // Store's owner (host:pid) with a fresh heartbeat, records its metadata and adds it to `sweep`
+  // (if non-empty) as `run.cell`. Claimed when the run is new, pending, interrupted, a stale
+  // running claim, or failed/diverged with the matching retry option. Finished runs and runs held
+  // by a live owner (including this Store itself) are never claimed. The config and params are
+  // written once: with a new run's row, or when a claimed run's stored config differs (its
+  // execution-only keys, e.g. the device, are this claimer's).
+  ClaimResult claim_run(const std::string& sweep, const PendingRun& run,
+                        const RunMetadata& metadata, const ClaimOptions& options = {});
 
   // Refreshes this Store's heartbeat on a run it holds (the runner calls it periodically; every
   // log_metrics / record_* call on a held run refreshes it too).

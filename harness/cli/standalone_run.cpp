@@ -15,7 +15,11 @@ void ensure_standalone_run(results::Store& store, const evals::ScoredModel& mode
   meta.threads = threads;
   meta.attnbench_version = ATTNBENCH_VERSION;
   meta.torch_version = TORCH_VERSION;
-  auto claim = store.claim_run(model.run_id, "", "", model.config_json(), model.params(), meta);
+  results::PendingRun run;
+  run.id = model.run_id;
+  run.config_json = model.config_json();
+  run.params = model.params();
+  auto claim = store.claim_run("", run, meta);
   if (claim.claimed) store.set_status(model.run_id, results::RunStatus::Finished);
 }
 

@@ -193,7 +193,12 @@ bool transient_failure(const std::exception& e, const std::filesystem::path& run
 }
 
 results::PendingRun pending_run(const Cell& cell) {
-  return {cell.id, cell.label, config::canonical_json(cell.config), params_of(cell.config)};
+  results::PendingRun run;
+  run.id = cell.id;
+  run.cell = cell.label;
+  run.config_json = config::canonical_json(cell.config);
+  run.params = params_of(cell.config);
+  return run;
 }
 
 namespace {
@@ -297,15 +302,12 @@ std::string cell_device(const Cell& cell, const CellLaunch& launch) {
 // run_cell's work, between the peak reset and the memory release.
 CellOutcome run_cell_here(const SweepFile& sweep, const Cell& cell, results::Store& store,
                           const CellRunOptions& o) {
-  const config::RunConfig& cfg = cell.config;
   const std::filesystem::path run_dir = o.runs_dir / cell.id;
   results::ClaimOptions co;
   co.retry_failed = o.retry_failed;
   results::RunMetadata metadata = o.metadata;
   metadata.device = cell_device(cell, o.launch);
-  results::ClaimResult claim = store.claim_run(cell.id, sweep.name, cell.label,
-                                               config::canonical_json(cfg), params_of(cfg),
-                                               metadata, co);
+  results::ClaimResult claim = store.claim_run(sweep.name, pending_run(cell), metadata, co);
   if (!claim.claimed) return unclaimed(cell, claim, store, run_dir, o);
   // A pending run was listed by the runner (Store::add_pending_runs) but never started.
   const bool resuming = claim.existed && claim.previous != RunStatus::Pending;
@@ -343,8 +345,12 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
   co.retry_failed = o.retry_failed;
   results::RunMetadata metadata = o.metadata;
   metadata.device = model::device_description(scored.device);
-  const results::ClaimResult claim = store.claim_run(id, sweep.name, label, scored.config_json(),
-                                                     scored.params(), metadata, co);
+  results::PendingRun run;
+  run.id = id;
+  run.cell = label;
+  run.config_json = scored.config_json();
+  run.params = scored.params();
+  const results::ClaimResult claim = store.claim_run(sweep.name, run, metadata, co);
   const std::vector<std::string> tasks = missing_tasks(id, eval, store);
   if (!claim.claimed) {
     switch (claim.previous) {

@@ -43,9 +43,21 @@ inline RunMetadata test_metadata() {
 }
 
 // Claims `id` in `sweep` with the given params (all strings unless typed) and marks it `status`.
+// A run named `id`, its cell label `id` too, and a config of its own.
+inline PendingRun pending(const std::string& id, const std::string& cell = "",
+                          const std::string& config_json = "",
+                          const std::vector<Param>& params = {}) {
+  PendingRun run;
+  run.id = id;
+  run.cell = cell;
+  run.config_json = config_json.empty() ? "{\"id\":\"" + id + "\"}" : config_json;
+  run.params = params;
+  return run;
+}
+
 inline void add_run(Store& store, const std::string& sweep, const std::string& id,
                     const std::vector<Param>& params, RunStatus status = RunStatus::Finished) {
-  store.claim_run(id, sweep, id, "{\"id\":\"" + id + "\"}", params, test_metadata());
+  store.claim_run(sweep, pending(id, id, "", params), test_metadata());
   if (status != RunStatus::Running) store.set_status(id, status);
 }
 

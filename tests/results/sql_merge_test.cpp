@@ -101,7 +101,8 @@ CATCH_TEST_CASE("merge: per-cell databases fold into one, idempotently, finished
     s.log_metrics("r2", {{"loss", 1, 3.1, 0}, {"loss", 2, 2.1, 0}, {"loss", 3, 1.9, 0}});
     s.record_evals("r2", {eval("piqa", "acc", 0.61, 0.01)});
     add_run(s, "other", "r3", {{"train.seed", "2", "int"}});
-    s.claim_run("r1", "other", "r1", "{}", {}, attnbench::results::testing::test_metadata());
+    s.claim_run("other", attnbench::results::testing::pending("r1", "r1", "{}"),
+                attnbench::results::testing::test_metadata());
   }
   auto out = dir / "out.db";
   MergeSummary m = merge_databases(out, {a, b});

@@ -18,6 +18,7 @@
 using namespace attnbench;
 using namespace attnbench::results;
 using attnbench::results::testing::TempDir;
+using attnbench::results::testing::pending;
 using attnbench::results::testing::test_metadata;
 
 namespace {
@@ -44,7 +45,8 @@ int wait_child(pid_t pid) {
 }
 
 ClaimResult claim(Store& s, const std::string& id, const ClaimOptions& o = {}) {
-  return s.claim_run(id, "sw", "cell-" + id, "{}", {{"train.seed", "0", "int"}}, test_metadata(), o);
+  return s.claim_run("sw", pending(id, "cell-" + id, "{}", {{"train.seed", "0", "int"}}),
+                     test_metadata(), o);
 }
 
 }  // namespace
@@ -216,9 +218,9 @@ CATCH_TEST_CASE("claims follow the status: finished never, failed and diverged o
 CATCH_TEST_CASE("a run shared by two sweeps belongs to both") {
   TempDir dir;
   Store s = Store::open(dir / "r.db");
-  CATCH_REQUIRE(s.claim_run("r", "a", "cell-a", "{}", {}, test_metadata()).claimed);
+  CATCH_REQUIRE(s.claim_run("a", pending("r", "cell-a", "{}"), test_metadata()).claimed);
   s.set_status("r", RunStatus::Finished);
-  CATCH_CHECK_FALSE(s.claim_run("r", "b", "cell-b", "{}", {}, test_metadata()).claimed);
+  CATCH_CHECK_FALSE(s.claim_run("b", pending("r", "cell-b", "{}"), test_metadata()).claimed);
   CATCH_CHECK(s.runs({"a", std::nullopt}).size() == 1);
   CATCH_CHECK(s.runs({"b", std::nullopt}).size() == 1);
   CATCH_CHECK(s.runs({"c", std::nullopt}).empty());
@@ -249,6 +251,29 @@ CATCH_TEST_CASE("pending runs are listed in the sweep's order and leave existing
   CATCH_CHECK(r.claimed);
   CATCH_CHECK(r.previous == RunStatus::Pending);
   CATCH_CHECK(s.run("a")->status == RunStatus::Running);
+}
+
+CATCH_TEST_CASE("a claim writes a run's config and params once, again only when the config changed") {
+  TempDir dir;
+  Store s = Store::open(dir / "r.db");
+  const std::string sql = "SELECT count(*) FROM params WHERE run = ? AND key = 'train.device'";
+  s.add_pending_runs("sw", {pending("r", "cell-r", R"({"device":"cpu"})",
+                                    {{"train.device", "cpu", "string"}})});
+  // The same config: the listed params stay (a claimer's params list is not written again).
+  CATCH_REQUIRE(s.claim_run("sw", pending("r", "cell-r", R"({"device":"cpu"})"), test_metadata())
+                    .claimed);
+  CATCH_CHECK(count(s.db(), sql, "r") == 1);
+  // Resumed on another device (an execution-only key, the same run id): the claimer's config and
+  // params replace the stored ones.
+  s.set_status("r", RunStatus::Interrupted);
+  CATCH_REQUIRE(s.claim_run("sw",
+                            pending("r", "cell-r", R"({"device":"cuda"})",
+                                    {{"train.device", "cuda", "string"}}),
+                            test_metadata())
+                    .claimed);
+  CATCH_CHECK(s.run("r")->config_json == R"({"device":"cuda"})");
+  CATCH_REQUIRE(s.params("r").size() == 1);
+  CATCH_CHECK(s.params("r")[0].value == "cuda");
 }
 
 CATCH_TEST_CASE("re-logging a metric, eval, stat or sample replaces it, never duplicates") {

@@ -35,7 +35,10 @@ struct Fixture {
     fs::remove_all(dir);
     fs::create_directories(dir / "run");
     store = results::Store::open(dir / "db.sqlite");
-    CATCH_REQUIRE(store->claim_run("r1", "", "", "{}", {}, {}).claimed);
+    results::PendingRun run;
+    run.id = "r1";
+    run.config_json = "{}";
+    CATCH_REQUIRE(store->claim_run("", run, {}).claimed);
   }
   ~Fixture() { fs::remove_all(dir); }
   void write(const std::string& name, const std::string& text) const {
