@@ -17,6 +17,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/common/stop_signal.h"
 #include "core/data/input_reader.h"
 #include "core/data/shard.h"
 #include "core/data/tokenizer.h"
@@ -31,44 +32,16 @@ namespace {
 constexpr size_t kBatchBytes = 8 << 20, kBatchDocs = 4096;
 constexpr size_t kSkippedExamples = 10;
 
-// Ctrl-C or SIGTERM while preparing (docs/data.md, "Output"): the handler only records the signal;
-// the reader notices it at its next document and throws Interrupted, the temporary folder is
+// Ctrl-C or SIGTERM while preparing (docs/data.md, "Output"; core/common/stop_signal.h): the
+// reader notices the request at its next document and throws Interrupted, the temporary folder is
 // removed as the stack unwinds, and prepare_shards then ends the process by the same signal.
-std::atomic<int> g_stop_signal{0};
-static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
-
-extern "C" void on_prepare_stop_signal(int sig) {
-  g_stop_signal.store(sig);
-  std::signal(sig, SIG_DFL);  // a second signal ends the process at once
-}
-
 struct Interrupted {
   int signal;
 };
 
 void throw_if_interrupted() {
-  if (int sig = g_stop_signal.load()) throw Interrupted{sig};
+  if (int sig = stop_signal()) throw Interrupted{sig};
 }
-
-// Installs the handler for SIGINT and SIGTERM for one run and puts the previous ones back.
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal.store(0);
-    previous_int_ = std::signal(SIGINT, on_prepare_stop_signal);
-    previous_term_ = std::signal(SIGTERM, on_prepare_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  void (*previous_int_)(int) = SIG_DFL;
-  void (*previous_term_)(int) = SIG_DFL;
-};
 
 // One document as read: raw text (.txt) or a JSONL line still to parse, with its origin.
 struct Record {

@@ -9,9 +9,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <iostream>
 #include <filesystem>
 #include <memory>
@@ -21,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/stop_signal.h"
 #include "core/config/run_config.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
@@ -46,13 +45,6 @@ struct TrainCliOptions {
   bool oversubscribe = false;  // more CPU ranks than cores
   int dist_timeout = 300;  // seconds a collective may wait for the other ranks
 };
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void on_train_stop_signal(int sig) {
-  g_interrupted = true;
-  std::signal(sig, SIG_DFL);  // a second signal ends the process at once
-}
 
 int dry_run(const config::RunConfig& cfg) {
   // Validate what the run would read, so a dry run catches bad shards too; a config without data
@@ -123,16 +115,12 @@ torch::Device rank_device(const config::RunConfig& cfg, const train::RankEnv& en
 
 train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig& cfg,
                               train::TrainingData data, train::Communicator* comm) {
-  std::signal(SIGINT, on_train_stop_signal);
-  std::signal(SIGTERM, on_train_stop_signal);
+  const StopSignals signals;  // the first Ctrl-C checkpoints and stops (core/common/stop_signal.h)
   train::TrainOptions opts;
   opts.quiet = o.quiet;
-  opts.should_stop = [] { return g_interrupted.load(); };
+  opts.should_stop = [] { return stop_requested(); };
   opts.comm = comm;
-  train::TrainResult r = train::train_run(cfg, std::move(data), o.out, nullptr, opts);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-  return r;
+  return train::train_run(cfg, std::move(data), o.out, nullptr, opts);
 }
 
 int run_train(const TrainCliOptions& o) {

@@ -22,7 +22,7 @@
 #include "core/common/error.h"
 #include "core/common/paths.h"
 #include "core/common/process.h"
-#include "harness/sweep/interrupt.h"
+#include "core/common/stop_signal.h"
 #include "harness/train/launch.h"
 #include "model/checkpoint_dir.h"
 
@@ -94,7 +94,7 @@ JobEnd run_srun(const CellLaunch& l, const std::vector<std::string>& train) {
   bool forwarded = false;
   int status = 0;
   while (true) {
-    if (interrupted() && !forwarded) {
+    if (stop_requested() && !forwarded) {
       ::kill(pid, SIGTERM);
       forwarded = true;
     }
@@ -113,7 +113,7 @@ JobEnd run_srun(const CellLaunch& l, const std::vector<std::string>& train) {
 JobEnd run_local(const CellLaunch& l, const std::vector<std::string>& train) {
   const int code = train::run_local_ranks(train, l.gpus_per_cell,
                                           std::chrono::seconds(l.dist_timeout_s));
-  if (code == 130) mark_interrupted(SIGINT);
+  if (code == 130) request_stop(SIGINT);
   return {code, fmt::format("the launcher of {} local ranks exited with status {}",
                             l.gpus_per_cell, code)};
 }
@@ -128,7 +128,7 @@ TrainedCell judge(const std::optional<train::TrainResult>& status, const JobEnd&
   if (status && status->status == "diverged") return t;
   if (end.code == 0 && status && status->status == "finished") return t;
   t.result.status = "interrupted";
-  if (interrupted()) return t;
+  if (stop_requested()) return t;
   t.failure = fmt::format(
       "training job failed: {}{} (a rank died, failed or timed out; its output is above); the "
       "checkpoint is kept and running the sweep again resumes the cell",

@@ -6,15 +6,13 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "core/common/memory.h"
+#include "core/common/periodic.h"
+#include "core/common/stop_signal.h"
 #include "harness/sweep/cell_eval.h"
-#include "harness/sweep/interrupt.h"
 #include "harness/sweep/store_sink.h"
 #include "harness/train/run_lock.h"
 #include "harness/train/trainer.h"
@@ -28,35 +26,16 @@ using results::RunStatus;
 
 // Keeps the claim alive while a long step or evaluation writes nothing (store.h: a holder silent
 // for ClaimOptions::stale_after_s on another host may be taken over).
-class Heartbeat {
- public:
-  Heartbeat(results::Store& store, std::string run_id)
-      : thread_([this, &store, id = std::move(run_id)] {
-          std::unique_lock lock(mutex_);
-          const auto interval = std::chrono::seconds(kHeartbeatIntervalS);
-          while (!cv_.wait_for(lock, interval, [this] { return done_; })) {
-            try {
-              store.heartbeat(id);
-            } catch (const std::exception&) {
-              // A busy database delays one beat; the next one or any metric write refreshes it.
-            }
-          }
-        }) {}
-  ~Heartbeat() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
+PeriodicWorker claim_heartbeat(results::Store& store, const std::string& run_id) {
+  return PeriodicWorker(std::chrono::seconds(kHeartbeatIntervalS), [&store, run_id] {
+    try {
+      store.heartbeat(run_id);
+    } catch (const std::exception&) {
+      // A busy database delays one beat; the next one or any metric write refreshes it.
     }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: started once the members above exist
-};
+    return true;
+  });
+}
 
 std::vector<results::Param> params_of(const config::RunConfig& cfg) {
   std::vector<results::Param> out;
@@ -89,7 +68,7 @@ bool evaluate_missing(const std::string& id, const std::string& label,
         store.record_task(id, evals::eval_rows(report, task.limit, scored.options.bos),
                           evals::sample_rows(report));
       },
-      [] { return interrupted(); });
+      [] { return stop_requested(); });
 }
 
 bool evaluate_missing(const Cell& cell, results::Store& store, const evals::ScoredModel& scored,
@@ -238,7 +217,7 @@ TrainedCell train_cell(const Cell& cell, results::Store& store, const std::files
   StoreSink sink(store, cell.id);
   train::TrainOptions to;
   to.quiet = o.quiet;
-  to.should_stop = [] { return interrupted(); };
+  to.should_stop = [] { return stop_requested(); };
   return {train::train_run(cell.config, run_dir, &sink, to), ""};
 }
 
@@ -313,7 +292,7 @@ CellOutcome run_cell_here(const SweepFile& sweep, const Cell& cell, results::Sto
   const bool resuming = claim.existed && claim.previous != RunStatus::Pending;
   say(cell, resuming ? fmt::format("resuming ({} before)", results::to_string(claim.previous))
                      : std::string("starting"));
-  Heartbeat heartbeat(store, cell.id);
+  const PeriodicWorker heartbeat = claim_heartbeat(store, cell.id);
   try {
     return after_training(cell, train_cell(cell, store, run_dir, o), store, run_dir, o);
   } catch (const std::exception& e) {
@@ -369,7 +348,7 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
         return CellOutcome::Skipped;
     }
   }
-  Heartbeat heartbeat(store, id);
+  const PeriodicWorker heartbeat = claim_heartbeat(store, id);
   try {
     if (!evaluate_missing(id, label, eval, store, scored, tasks, o)) {
       store.set_status(id, RunStatus::Interrupted);

@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/common/process.h"
-#include "harness/sweep/interrupt.h"
+#include "core/common/stop_signal.h"
 
 namespace attnbench::sweep {
 namespace {
@@ -76,7 +76,7 @@ void run_children(const SweepOptions& o, const fs::path& db, const std::vector<c
   size_t next = 0, started = 0;
   bool forwarded = false;
   while (true) {
-    while (!interrupted() && next < cells.size() && running.size() < static_cast<size_t>(o.jobs)) {
+    while (!stop_requested() && next < cells.size() && running.size() < static_cast<size_t>(o.jobs)) {
       const Cell& cell = *cells[next++];
       Child child{&cell, logs / (cell.id + ".log")};
       pid_t pid = spawn(child_command(o, db, cell, threads, child.log));
@@ -85,7 +85,7 @@ void run_children(const SweepOptions& o, const fs::path& db, const std::vector<c
       std::fflush(stdout);
     }
     if (running.empty()) break;
-    if (interrupted() && !forwarded) {
+    if (stop_requested() && !forwarded) {
       fmt::print("stopping: each running cell writes its checkpoint (Ctrl-C again to kill)\n");
       std::fflush(stdout);
       for (auto& [pid, c] : running) ::kill(pid, SIGINT);

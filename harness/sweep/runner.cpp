@@ -21,6 +21,7 @@
 
 #include "core/common/output_path.h"
 #include "core/common/paths.h"
+#include "core/common/stop_signal.h"
 #include "core/data/hf_tokenizer.h"
 #include "core/data/text_tokenizer.h"
 #include "core/data/tokenizer.h"
@@ -29,7 +30,6 @@
 #include "harness/sweep/cell_launch.h"
 #include "harness/sweep/cell_run.h"
 #include "harness/sweep/expand.h"
-#include "harness/sweep/interrupt.h"
 #include "harness/sweep/parallel.h"
 #include "harness/sweep/slurm.h"
 #include "harness/train/preflight.h"
@@ -146,7 +146,7 @@ std::vector<std::string> run_pretrained_entries(const SweepFile& sweep, const Ex
   // The sweep's tasks, limits, device and held-out text.
   const config::RunConfig& base = e.cells.front().config;
   for (const PretrainedEntry& p : sweep.pretrained) {
-    if (interrupted()) break;
+    if (stop_requested()) break;
     const CellOutcome outcome = run_pretrained(sweep, p, base, store, co);
     if (outcome == CellOutcome::Interrupted || outcome == CellOutcome::Failed ||
         outcome == CellOutcome::Held) {
@@ -278,11 +278,11 @@ void finish_shared_cells(const SweepFile& sweep, const std::vector<const Cell*>&
   for (const Cell* c : waited) ids.push_back(c->id);
   fmt::print("waiting for {} cell(s) running in other processes: {}\n", waited.size(), join(ids));
   std::fflush(stdout);
-  for (auto held = waited; !held.empty() && !interrupted(); held = held_elsewhere()) {
+  for (auto held = waited; !held.empty() && !stop_requested(); held = held_elsewhere()) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   for (const Cell* c : waited) {
-    if (interrupted()) break;
+    if (stop_requested()) break;
     run_cell(sweep, *c, store, co);
   }
 }
@@ -432,7 +432,7 @@ int run_sweep(const SweepOptions& o) {
     print_header(sweep, e, db, o);
     if (!todo.empty() || !sweep.pretrained.empty()) preflight_all(sweep, todo, data_root);
   }
-  install_interrupt_handler();
+  const StopSignals signals;  // the first Ctrl-C: cells checkpoint and stop, resumable
   results::Store store = results::Store::open(db);
   store.upsert_sweep(sweep.name, absolute_path(sweep.file));
   std::vector<results::PendingRun> pending;
@@ -450,7 +450,7 @@ int run_sweep(const SweepOptions& o) {
     run_children(o, db, todo);  // each cell's end is in the store, which the verdict reads
   } else {
     for (const Cell* c : cells) {
-      if (interrupted()) break;
+      if (stop_requested()) break;
       run_cell(sweep, *c, store, co);
     }
   }
@@ -467,7 +467,7 @@ int run_sweep(const SweepOptions& o) {
     fmt::print(stderr, "sweep {}: {} pretrained model(s) not scored: {}\n", sweep.name,
                pretrained_unfinished.size(), join(pretrained_unfinished));
   }
-  if (interrupted()) {
+  if (stop_requested()) {
     fmt::print("interrupted: run the same command to resume\n");
     return 130;
   }

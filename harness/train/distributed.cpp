@@ -13,16 +13,15 @@
 
 #include <cerrno>
 #include <cmath>
-#include <condition_variable>
 #include <cstdlib>
 #include <future>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/periodic.h"
 
 namespace attnbench::train {
 namespace {
@@ -208,38 +207,25 @@ void write_key(c10d::Store& store, const std::string& key, const std::string& va
 class Heartbeat {
  public:
   Heartbeat(const RankEnv& env, std::chrono::seconds timeout)
-      : store_(rendezvous(env, timeout, false)), key_(beat_key(env.rank)) {
-    thread_ = std::thread([this] { run(); });
-  }
-  ~Heartbeat() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
+      : store_(rendezvous(env, timeout, false)),
+        key_(beat_key(env.rank)),
+        worker_(std::chrono::seconds(1), [this] { return beat(); }) {}
   static std::string beat_key(int rank) { return "attnbench/heartbeat/" + std::to_string(rank); }
 
  private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (int64_t beat = 0; !stop_; ++beat) {
-      try {
-        write_key(*store_, key_, std::to_string(beat));
-      } catch (const std::exception&) {
-        return;  // the store is gone (its host died): nothing left to report to
-      }
-      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+  bool beat() {
+    try {
+      write_key(*store_, key_, std::to_string(beats_++));
+      return true;
+    } catch (const std::exception&) {
+      return false;  // the store is gone (its host died): nothing left to report to
     }
   }
 
   c10::intrusive_ptr<c10d::Store> store_;
   std::string key_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  int64_t beats_ = 0;
+  PeriodicWorker worker_;  // last: beats once the members above exist
 };
 
 // What the store says about the other ranks after a failure: the steps each completed, and which

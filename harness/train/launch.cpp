@@ -13,6 +13,7 @@
 
 #include "core/common/error.h"
 #include "core/common/process.h"
+#include "core/common/stop_signal.h"
 #include "harness/train/distributed.h"
 #include "harness/train/preflight.h"
 #include "harness/train/windows.h"
@@ -22,10 +23,6 @@ namespace attnbench::train {
 namespace {
 
 namespace chrono = std::chrono;
-
-volatile std::sig_atomic_t g_interrupts = 0;
-
-extern "C" void on_launcher_stop(int) { g_interrupts = g_interrupts + 1; }
 
 // The variables a rank reads to find its place (distributed.h); inherited values are replaced.
 const std::vector<std::string> kRankVariables = {
@@ -117,17 +114,17 @@ void check_ranks(const config::RunConfig& cfg, int world, int local, const std::
 
 int run_local_ranks(const std::vector<std::string>& args, int nproc, chrono::seconds timeout) {
   HostedStore store(nproc, timeout);
-  g_interrupts = 0;
-  auto previous_int = std::signal(SIGINT, on_launcher_stop);
-  auto previous_term = std::signal(SIGTERM, on_launcher_stop);
+  // The ranks run in process groups of their own: Ctrl-C reaches the launcher alone. The first
+  // asks every rank to checkpoint and stop; a second ends the launcher, and the ranks with it
+  // (core/common/stop_signal.h).
+  const StopSignals signals;
   Ranks ranks;
   for (int r = 0; r < nproc; ++r) ranks.running[spawn(rank_command(args, r, nproc, store.port()))] = r;
-  int forwarded = 0;
+  bool forwarded = false;
   while (!ranks.running.empty() && ranks.all_clean) {
-    if (g_interrupts > forwarded) {
-      // First Ctrl-C or SIGTERM: every rank checkpoints and stops; a second one kills them.
-      ranks.signal_all(g_interrupts == 1 ? SIGINT : SIGKILL);
-      forwarded = g_interrupts;
+    if (stop_requested() && !forwarded) {
+      ranks.signal_all(SIGINT);
+      forwarded = true;
     }
     if (!ranks.reap()) std::this_thread::sleep_for(chrono::milliseconds(50));
   }
@@ -141,10 +138,8 @@ int run_local_ranks(const std::vector<std::string>& args, int nproc, chrono::sec
                ranks.running.empty() ? "" : "; stopping the other ranks");
     ranks.stop(chrono::seconds(10));
   }
-  std::signal(SIGINT, previous_int);
-  std::signal(SIGTERM, previous_term);
   if (!ranks.all_clean) return 1;
-  return ranks.interrupted_exit || g_interrupts > 0 ? 130 : 0;
+  return ranks.interrupted_exit || stop_requested() ? 130 : 0;
 }
 
 }  // namespace attnbench::train
