@@ -70,7 +70,7 @@ attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
 attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
 # model/pretrained: Hugging Face folders as models; its architectures register themselves.
 attnbench_library(ab_model_pretrained DIR model/pretrained TORCH DEPS ab_model)
-attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model ab_results)
+attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model)
 # c10d's headers hide each backend behind a switch; both LibTorch builds ship Gloo, the CUDA one
 # NCCL (docs/distributed.md). Set on the one file that includes them, so the shared PCH is reused.
 set(_ab_c10d USE_C10D_GLOO)

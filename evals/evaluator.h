@@ -16,7 +16,7 @@
 #include "evals/loglikelihood.h"
 #include "evals/metrics.h"
 #include "evals/tasks/task.h"
-#include "results/store.h"
+#include "results/rows.h"
 
 namespace attnbench::data {
 class TextTokenizer;

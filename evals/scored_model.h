@@ -15,7 +15,7 @@
 #include "core/data/text_tokenizer.h"
 #include "evals/evaluator.h"
 #include "model/causal_lm.h"
-#include "results/store.h"
+#include "results/rows.h"
 
 namespace attnbench::evals {
 

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "results/rows.h"
+
 namespace attnbench::results {
 
 class Db;  // results/sqlite.h: the connection wrapper the query code uses
@@ -29,13 +31,6 @@ class Db;  // results/sqlite.h: the connection wrapper the query code uses
 enum class RunStatus { Pending, Running, Finished, Failed, Diverged, Interrupted };
 const char* to_string(RunStatus s);            // "pending", "running", ...
 RunStatus parse_status(const std::string& s);  // UsageError listing the valid names
-
-// One entry of the flattened resolved config (config::flatten): "attention.variant" = "lazy".
-struct Param {
-  std::string key;
-  std::string value;  // TOML spelling without quotes: true, 3, 0.5, lazy (config::to_string)
-  std::string type;   // bool | int | float | string (config::type_name)
-};
 
 // Where and how a run ran (recorded at every claim: a resumed run records its latest machine).
 struct RunMetadata {
@@ -46,46 +41,6 @@ struct RunMetadata {
   std::string attnbench_version;
   std::string torch_version;
   // The host is taken from gethostname() by the store itself (it is also the claim's owner).
-};
-
-// A training-curve point: loss, val_loss, lr, tokens_per_s, grad_norm, ...
-struct Metric {
-  std::string key;
-  int64_t step = 0;
-  double value = 0;
-  double time = 0;  // wall clock, Unix seconds; 0 = now
-};
-
-// One eval metric of one task, as lm-evaluation-harness reports it (docs/evaluation.md).
-struct EvalRow {
-  std::string task;    // piqa, hellaswag, ..., lambada_openai, wikitext
-  std::string metric;  // acc, acc_norm, perplexity, word_perplexity, byte_perplexity, bits_per_byte
-  double value = 0;    // accuracies as fractions in [0, 1], as lm-eval stores them
-  std::optional<double> std_error;  // lm-eval's *_stderr; nullopt where it reports none
-  int64_t n = 0;                    // items scored
-  int64_t limit = 0;                // --limit used (0 = every item)
-  std::string protocol_version;     // version of our lm-eval protocol implementation
-  std::string bos;                  // BOS policy: none | prepend
-};
-
-// A diagnostic of one layer and head (evals/diagnostics).
-struct AttnStat {
-  int64_t layer = 0;
-  int64_t head = -1;   // -1 = the layer as a whole
-  std::string stat;    // sink_mass, sparsity, entropy, tau, distance_bias, ...
-  int64_t index = -1;  // position in a profile (distance_bias[r]); -1 for scalars
-  double value = 0;
-};
-
-// One scored request of one eval item (--log-samples).
-struct Sample {
-  std::string task;
-  int64_t doc = 0;      // item index in the task's file
-  int64_t request = 0;  // choice index (multiple choice) or window index (rolling perplexity)
-  double loglikelihood = 0;
-  bool is_greedy = false;  // continuation is the argmax at every token
-  bool is_gold = false;    // this choice is the correct answer
-  int64_t tokens = 0;      // continuation tokens scored
 };
 
 struct RunInfo {

@@ -15,7 +15,7 @@
 #include "evals/diagnostics/hidden_state_stats.h"
 #include "evals/diagnostics/sink_k.h"
 #include "model/causal_lm.h"
-#include "results/store.h"
+#include "results/rows.h"
 
 namespace attnbench::evals::diagnostics {
 
