@@ -34,8 +34,10 @@ const RowKind kEvals{"evals",
                      {"run", "task", "metric"},
                      {"value", "stderr", "n", "item_limit", "protocol_version", "bos", "time"},
                      "rowid"};
-const RowKind kAttnStats{
-    "attn_stats", {"run", "layer", "head", "stat", "idx"}, {"value"}, "layer, head, stat, idx"};
+const RowKind kAttnStats{"attn_stats",
+                         {"run", "layer", "head", "stat", "idx"},
+                         {"value", "learned"},
+                         "layer, head, stat, idx"};
 const RowKind kSamples{"samples",
                        {"run", "task", "doc", "request"},
                        {"loglikelihood", "is_greedy", "is_gold", "tokens"},
@@ -64,14 +66,20 @@ int value_at(const RowKind& kind, const std::string& name) {
 }
 
 // Copies the input's rows of `kind` for `run` into OUT: a key OUT lacks is added, a conflict is
-// decided by input_wins, an identical row is kept. OUT's other rows are never touched.
+// decided by input_wins, an identical row is kept. OUT's other rows are never touched. `in_sql`
+// reads a column of an older input that lacks it (results/schema.h).
 MergeCounts merge_rows(Db& out, Db& in, const RowKind& kind, const std::string& run,
-                       const InputWins& input_wins) {
+                       const InputWins& input_wins,
+                       const std::map<std::string, std::string>& in_sql = {}) {
   std::vector<std::string> all = kind.key;
   all.insert(all.end(), kind.values.begin(), kind.values.end());
   const int nk = static_cast<int>(kind.key.size()), nv = static_cast<int>(kind.values.size());
   const std::string table = kind.table;
-  Stmt sel = in.prepare("SELECT " + joined(all, "", ", ") + " FROM " + table +
+  std::vector<std::string> read = all;
+  for (std::string& column : read) {
+    if (auto it = in_sql.find(column); it != in_sql.end()) column = it->second;
+  }
+  Stmt sel = in.prepare("SELECT " + joined(read, "", ", ") + " FROM " + table +
                         " WHERE run = ? ORDER BY " + kind.order);
   sel.bind(1, run);
   Stmt find = out.prepare("SELECT " + joined(kind.values, "", ", ") + " FROM " + table +
@@ -197,7 +205,9 @@ void merge_run(Db& out, Db& in, Stmt& run, MergeSummary& summary) {
         return i.integer(nk_e + e_n) > o.integer(e_n);
       }));
   add(summary.attn_stats,
-      merge_rows(out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; }));
+      merge_rows(
+          out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; },
+          {{"learned", attn_stats_learned_sql(in)}}));
   auto time_of = [](const std::map<std::string, double>& times, const std::string& task) {
     auto it = times.find(task);
     return it == times.end() ? -std::numeric_limits<double>::infinity() : it->second;

@@ -14,6 +14,7 @@
 #include "core/common/error.h"
 #include "results/paired.h"
 #include "results/query.h"
+#include "results/schema.h"
 #include "results/sqlite.h"
 #include "results/svg.h"
 #include "results/table.h"
@@ -34,6 +35,16 @@ RunStats load_stats(Db& db, const std::string& run) {
     if (s.is_null(4)) continue;  // a non-finite value is stored as NULL: not a number to average
     out[{s.integer(0), s.integer(1), s.text(2), s.integer(3)}] = s.real(4);
   }
+  return out;
+}
+
+// The statistics a run recorded as a variant's learned ones (AttnStat::learned).
+std::set<std::string> load_learned(Db& db, const std::string& run) {
+  Stmt s = db.prepare("SELECT DISTINCT stat FROM attn_stats WHERE run = ? AND " +
+                      attn_stats_learned_sql(db));
+  s.bind(1, run);
+  std::set<std::string> out;
+  while (s.step()) out.insert(s.text(0));
   return out;
 }
 
@@ -58,6 +69,7 @@ std::string esc(const std::string& s) { return xml_escape(s); }
 struct RowData {
   std::string label;
   std::vector<const RunStats*> stats;  // runs of the row that have statistics
+  std::set<std::string> learned;       // which of their statistics are learned, not measured
 
   // Mean over the row's runs that have the statistic.
   std::optional<double> mean(int64_t layer, int64_t head, const std::string& stat, int64_t idx = -1) const {
@@ -230,11 +242,14 @@ std::vector<RowData> row_data(Db& db, const ResultTable& table,
                               std::map<std::string, RunStats>& stats) {
   std::vector<RowData> rows;
   for (const Row& r : table.rows) {
-    RowData d{row_label(table, r), {}};
+    RowData d;
+    d.label = row_label(table, r);
     for (const auto& id : r.runs) {
       RunStats s = load_stats(db, id);
       if (s.empty()) continue;
       d.stats.push_back(&(stats[id] = std::move(s)));
+      const std::set<std::string> learned = load_learned(db, id);
+      d.learned.insert(learned.begin(), learned.end());
     }
     rows.push_back(std::move(d));
   }
@@ -715,30 +730,15 @@ std::string heatmaps_section(const ReportOptions& o) {
   return h + "</section>\n";
 }
 
-// The statistics diagnostics measure on the attention weights (docs/diagnostics.md). Every other
-// stat in attn_stats is a variant's learned statistic (variants/variant.h, learned()), drawn here
-// by its shape alone, so that a new variant's statistic needs no change in this file.
-bool is_learned(const std::string& stat) {
-  for (const auto& c : kSummary) {
-    if (stat == c.stat) return false;
-  }
-  // What attn-stats measures besides kSummary (docs/diagnostics.md): everything else in attn_stats
-  // is a variant's learned quantity (variants/variant.h, learned()).
-  static const std::set<std::string> measured = {
-      "fixed_token_mass", "sink_threshold", "tokens", "nonzero_ratio", "sink_k", "alpha_k",
-      "alpha_k_uniform", "sink_k_window", "sink_k_epsilon", "sink_mass_uniform",
-      "massive_activations", "top_activation", "median_activation", "kurtosis", "mean_cosine",
-      "effective_rank"};
-  return measured.count(stat) == 0;
-}
-
 // The learned statistics the rows hold: per-head numbers (index -1) and profiles (index >= 0).
 void learned_stat_names(const std::vector<RowData>& rows, std::set<std::string>& per_head,
                         std::set<std::string>& profiles) {
   for (const auto& r : rows) {
     for (const RunStats* s : r.stats) {
       for (const auto& [k, v] : *s) {
-        if (is_learned(std::get<2>(k))) (std::get<3>(k) < 0 ? per_head : profiles).insert(std::get<2>(k));
+        if (r.learned.count(std::get<2>(k))) {
+          (std::get<3>(k) < 0 ? per_head : profiles).insert(std::get<2>(k));
+        }
       }
     }
   }

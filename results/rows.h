@@ -43,6 +43,9 @@ struct AttnStat {
   std::string stat;    // sink_mass, sparsity, entropy, tau, distance_bias, ...
   int64_t index = -1;  // position in a profile (distance_bias[r]); -1 for scalars
   double value = 0;
+  // A variant's learned statistic (variants/variant.h, learned()); false for what diagnostics
+  // measure on the attention weights and hidden states. The report draws each kind apart.
+  bool learned = false;
 };
 
 // One scored request of one eval item (--log-samples).

@@ -106,13 +106,41 @@ CREATE TABLE samples (
 ) WITHOUT ROWID;
 )sql";
 
+// What version 1 measured (docs/diagnostics.md as of that version): every other statistic in a
+// version-1 database is a variant's learned one. Frozen: the history of a released layout.
+const char* kV1Measured =
+    "'sink_mass', 'sink_rate', 'sparsity', 'entropy', 'row_mass_mean', 'row_mass_min', "
+    "'row_mass_max', 'zero_rows', 'fixed_token_mass', 'sink_threshold', 'tokens', "
+    "'nonzero_ratio', 'sink_k', 'alpha_k', 'alpha_k_uniform', 'sink_k_window', 'sink_k_epsilon', "
+    "'sink_mass_uniform', 'massive_activations', 'top_activation', 'median_activation', "
+    "'kurtosis', 'mean_cosine', 'effective_rank'";
+
+std::string v1_learned_sql() { return std::string("(stat NOT IN (") + kV1Measured + "))"; }
+
+// Version 2: each attention statistic says whether it is measured or learned (AttnStat::learned),
+// so that no list of measured names decides how a new statistic is drawn.
+std::string schema_v2() {
+  return "ALTER TABLE attn_stats ADD COLUMN learned INTEGER NOT NULL DEFAULT 0;\n"
+         "UPDATE attn_stats SET learned = " + v1_learned_sql() + ";\n";
+}
+
 }  // namespace
 
 const std::vector<Migration>& migrations() {
-  static const std::vector<Migration> all = {
-      {1, "sweeps, runs, sweep_runs, params, metrics, evals, attn_stats, samples", kSchemaV1,
-       {"sweeps", "runs", "sweep_runs", "params", "metrics", "evals", "attn_stats", "samples"}},
-  };
+  static const std::vector<Migration> all = [] {
+    Migration v1;
+    v1.version = 1;
+    v1.description = "sweeps, runs, sweep_runs, params, metrics, evals, attn_stats, samples";
+    v1.sql = kSchemaV1;
+    v1.tables = {"sweeps", "runs", "sweep_runs", "params", "metrics", "evals", "attn_stats",
+                 "samples"};
+    Migration v2;
+    v2.version = 2;
+    v2.description = "attn_stats.learned: measured or learned";
+    v2.sql = schema_v2();
+    v2.columns = {"attn_stats.learned"};
+    return std::vector<Migration>{v1, v2};
+  }();
   return all;
 }
 
@@ -132,6 +160,17 @@ std::set<std::string> table_names(Db& db) {
   std::set<std::string> names;
   while (s.step()) names.insert(s.text(0));
   return names;
+}
+
+// "table.column" for every column of the database's tables.
+std::set<std::string> column_names(Db& db, const std::set<std::string>& tables) {
+  std::set<std::string> columns;
+  for (const std::string& t : tables) {
+    Stmt s = db.prepare("SELECT name FROM pragma_table_info(?)");
+    s.bind(1, t);
+    while (s.step()) columns.insert(t + "." + s.text(0));
+  }
+  return columns;
 }
 
 std::vector<std::string> ours() {
@@ -167,7 +206,9 @@ SchemaState inspect_schema(Db& db) {
     if (!tables.count("runs")) refuse_foreign(db, tables, {"runs"});
     refuse_newer(db, recorded);
   }
-  // The highest version whose steps' tables are all present (a .dump restore keeps the tables).
+  // The highest version whose steps' tables and columns are all present (a .dump restore keeps
+  // them).
+  const std::set<std::string> columns = column_names(db, tables);
   int recognised = 0;
   std::vector<std::string> missing;
   for (const Migration& m : migrations()) {
@@ -175,6 +216,10 @@ SchemaState inspect_schema(Db& db) {
       if (!tables.count(t)) missing.push_back(t);
     }
     if (!missing.empty()) break;
+    for (const std::string& c : m.columns) {
+      if (!columns.count(c)) missing.push_back(c);
+    }
+    if (!missing.empty()) break;  // an older version, migrated when next opened for writing
     recognised = m.version;
   }
   if (recorded > 0 && recognised < recorded) refuse_foreign(db, tables, missing);
@@ -207,13 +252,10 @@ void require_current_schema(Db& db) {
                      "an empty database, not an attnbench results database (no tables): pass the "
                      "results database (--db PATH or ATTNBENCH_DB)");
   }
-  if (version < current_schema_version()) {
-    throw std::runtime_error(db.path().string() + " has results schema version " +
-                             std::to_string(version) + " and needs version " +
-                             std::to_string(current_schema_version()) +
-                             ": read-only commands cannot upgrade it; upgrade it in place with "
-                             "`attnbench results merge " + db.path().string() + "`");
-  }
+}
+
+std::string attn_stats_learned_sql(Db& db) {
+  return schema_version(db) >= 2 ? "learned" : v1_learned_sql();
 }
 
 }  // namespace attnbench::results

@@ -19,7 +19,10 @@ struct Migration {
   int version;            // user_version after this step
   std::string description;
   std::string sql;        // one or more statements
-  std::vector<std::string> tables;  // the tables this step creates: how it is recognised
+  // How the step is recognised in a database that lost its user_version: the tables it creates
+  // and the columns ("table.column") it adds.
+  std::vector<std::string> tables;
+  std::vector<std::string> columns;
 };
 
 const std::vector<Migration>& migrations();
@@ -40,8 +43,13 @@ int schema_version(Db& db);  // inspect_schema(db).version
 // IMMEDIATE transaction (two processes opening a fresh file at once cannot both create it).
 void migrate(Db& db);
 
-// Throws unless the database is at the current version (read-only connections cannot migrate):
-// InputError for an empty file, a runtime_error saying how to upgrade an older one.
+// Throws unless the database holds attnbench results of a version this code reads (every version
+// up to the current one: read-only connections cannot migrate, and read the older layouts as
+// they are): InputError for an empty file.
 void require_current_schema(Db& db);
+
+// attn_stats' learned flag as an SQL expression over its columns: the column from version 2 on; in
+// a version-1 database, which did not record it, every statistic version 1 did not measure.
+std::string attn_stats_learned_sql(Db& db);
 
 }  // namespace attnbench::results

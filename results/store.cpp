@@ -409,11 +409,11 @@ void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnS
   Db& db = impl_->db;
   Transaction tx(db);
   impl_->require_run(run_id);
-  Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value) "
-                      "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
-                      "DO UPDATE SET value = excluded.value");
+  Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value, learned) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
+                      "DO UPDATE SET value = excluded.value, learned = excluded.learned");
   for (const AttnStat& a : stats) {
-    s.bind_all(run_id, a.layer, a.head, a.stat, a.index, a.value).run();
+    s.bind_all(run_id, a.layer, a.head, a.stat, a.index, a.value, a.learned).run();
     s.reset();
   }
   impl_->touch(run_id);

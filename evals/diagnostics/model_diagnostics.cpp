@@ -214,6 +214,19 @@ void add_model_level(std::vector<results::AttnStat>& out, const ModelDiagnostics
   out.push_back({-1, -1, "sink_k_epsilon", -1, d.sink_k.epsilon});
 }
 
+// A variant's learned statistic, stored as such (the report draws it as a learned parameter).
+results::AttnStat learned_stat(int64_t layer, int64_t head, const std::string& name, int64_t index,
+                               double value) {
+  results::AttnStat a;
+  a.layer = layer;
+  a.head = head;
+  a.stat = name;
+  a.index = index;
+  a.value = value;
+  a.learned = true;
+  return a;
+}
+
 }  // namespace
 
 std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d) {
@@ -239,10 +252,12 @@ std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d) {
       for (const auto& s : d.learned) {
         const auto& v = s.values[l][h];
         if (!s.profile) {
-          out.push_back({l, h, s.name, -1, v.at(0)});
+          out.push_back(learned_stat(l, h, s.name, -1, v.at(0)));
           continue;
         }
-        for (size_t r = 0; r < v.size(); ++r) out.push_back({l, h, s.name, static_cast<int64_t>(r), v[r]});
+        for (size_t r = 0; r < v.size(); ++r) {
+          out.push_back(learned_stat(l, h, s.name, static_cast<int64_t>(r), v[r]));
+        }
       }
     }
     add_stats(l, -1, mean_over_heads(d.heads[l]));
@@ -256,7 +271,7 @@ std::vector<results::AttnStat> to_attn_stats(const ModelDiagnostics& d) {
       if (s.profile) continue;
       double sum = 0;
       for (const auto& head : s.values[l]) sum += head.at(0);
-      out.push_back({l, -1, s.name, -1, sum / static_cast<double>(d.n_head)});
+      out.push_back(learned_stat(l, -1, s.name, -1, sum / static_cast<double>(d.n_head)));
     }
     all.insert(all.end(), d.heads[l].begin(), d.heads[l].end());
   }

@@ -61,9 +61,11 @@ void fill(Store& s) {
                                 {0, -1, "sink_mass", -1, 0.6}, {1, -1, "sink_mass", -1, 0.8}});
   std::vector<AttnStat> lazy = {{-1, -1, "sink_mass", -1, 0.125}, {-1, -1, "sparsity", -1, 0.625},
                                 {0, -1, "sink_mass", -1, 0.1},    {1, -1, "sink_mass", -1, 0.15},
-                                {0, -1, "tau", -1, -0.9},         {1, -1, "tau", -1, -1.1}};
+                                {0, -1, "tau", -1, -0.9, true},   {1, -1, "tau", -1, -1.1, true},
+                                // A measured statistic no list names: never a learned parameter.
+                                {0, -1, "new_measure", -1, 0.3},  {1, -1, "new_measure", -1, 0.2}};
   for (int h = 0; h < 2; ++h) {
-    for (int r = 0; r < 8; ++r) lazy.push_back({0, h, "distance_bias", r, -0.1 * r * (h + 1)});
+    for (int r = 0; r < 8; ++r) lazy.push_back({0, h, "distance_bias", r, -0.1 * r * (h + 1), true});
   }
   s.record_attn_stats("lazy0", lazy);
 }
@@ -112,6 +114,9 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
   CATCH_CHECK(files.count("sink_mass_per_layer.svg") == 1);
   CATCH_CHECK(files.count("sparsity_per_layer.svg") == 1);
   CATCH_CHECK(files.count("tau_per_layer.svg") == 1);
+  // Drawn as learned by what the store says of each statistic, not by its name.
+  CATCH_CHECK_THAT(section_of(html, "learned"), Contains("tau_per_layer.svg"));
+  CATCH_CHECK(section_of(html, "learned").find("new_measure") == std::string::npos);
   CATCH_CHECK(files.count("distance_bias_row1_layer0.svg") == 1);
   for (const auto& f : files) {
     CATCH_INFO(f);

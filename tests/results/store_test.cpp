@@ -79,6 +79,34 @@ CATCH_TEST_CASE("an empty file is migrated and a newer schema is refused clearly
                             Catch::Matchers::Contains("newer than this attnbench"));
 }
 
+CATCH_TEST_CASE("a version-1 database is read as it is and upgraded by a writer, learned kept apart") {
+  TempDir dir;
+  auto path = dir / "v1.db";
+  {
+    Store s = Store::open(path);
+    CATCH_REQUIRE(claim(s, "r").claimed);
+    s.record_attn_stats("r", {{0, -1, "sink_mass", -1, 0.5}, {0, -1, "tau", -1, -1.0, true}});
+    // Back to version 1's layout: the column version 2 added is gone, user_version says 1.
+    s.db().exec("ALTER TABLE attn_stats DROP COLUMN learned; PRAGMA user_version = 1");
+  }
+  const std::string learned_stats = "SELECT group_concat(stat) FROM attn_stats WHERE ";
+  {
+    Store ro = Store::open(path, true);  // read-only: reads version 1 as it is
+    CATCH_CHECK(schema_version(ro.db()) == 1);
+    CATCH_CHECK(one_text(ro.db(), learned_stats + attn_stats_learned_sql(ro.db())) == "tau");
+  }
+  {
+    Db restored(path, false);  // a .dump restore loses user_version: still recognised as 1
+    restored.exec("PRAGMA user_version = 0");
+    CATCH_CHECK(inspect_schema(restored).version == 1);
+  }
+  { Store s = Store::open(path); }  // a writer upgrades it in place
+  Db db(path, true);
+  CATCH_CHECK(schema_version(db) == current_schema_version());
+  CATCH_CHECK(one_text(db, learned_stats + "learned = 1") == "tau");
+  CATCH_CHECK(attn_stats_learned_sql(db) == "learned");
+}
+
 CATCH_TEST_CASE("a read-only open needs an existing database and never writes") {
   TempDir dir;
   CATCH_REQUIRE_THROWS_AS(Store::open(dir / "missing.db", true), UsageError);
