@@ -186,7 +186,8 @@ RunOutcome merge_run_row(Db& out, Db& in, Stmt& run) {
 }
 
 // Merges one run: its row and params, then every per-run row kind under its own rule.
-void merge_run(Db& out, Db& in, Stmt& run, MergeSummary& summary) {
+// `learned_sql` reads the input's attn_stats.learned (attn_stats_learned_sql).
+void merge_run(Db& out, Db& in, Stmt& run, const std::string& learned_sql, MergeSummary& summary) {
   const std::string id = run.text(0);
   const std::map<std::string, double> in_evals = eval_times(in, id), out_evals = eval_times(out, id);
   const RunOutcome outcome = merge_run_row(out, in, run);
@@ -207,7 +208,7 @@ void merge_run(Db& out, Db& in, Stmt& run, MergeSummary& summary) {
   add(summary.attn_stats,
       merge_rows(
           out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; },
-          {{"learned", attn_stats_learned_sql(in)}}));
+          {{"learned", learned_sql}}));
   auto time_of = [](const std::map<std::string, double>& times, const std::string& task) {
     auto it = times.find(task);
     return it == times.end() ? -std::numeric_limits<double>::infinity() : it->second;
@@ -236,7 +237,8 @@ void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summ
     }
   }
   Stmt runs = in.prepare(std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
-  while (runs.step()) merge_run(out, in, runs, summary);
+  const std::string learned_sql = attn_stats_learned_sql(in);  // the input's schema, read once
+  while (runs.step()) merge_run(out, in, runs, learned_sql, summary);
 
   // Memberships: the union (a membership has no value to replace).
   {

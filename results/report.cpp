@@ -27,24 +27,19 @@ namespace {
 using StatKey = std::tuple<int64_t, int64_t, std::string, int64_t>;
 using RunStats = std::map<StatKey, double>;
 
-RunStats load_stats(Db& db, const std::string& run) {
-  Stmt s = db.prepare("SELECT layer, head, stat, idx, value FROM attn_stats WHERE run = ?");
+// One run's attention statistics; the names of those it recorded as a variant's learned ones
+// (AttnStat::learned, read by `learned_sql`: attn_stats_learned_sql) are added to `learned`.
+RunStats load_stats(Db& db, const std::string& run, const std::string& learned_sql,
+                    std::set<std::string>& learned) {
+  Stmt s = db.prepare("SELECT layer, head, stat, idx, value, " + learned_sql +
+                      " FROM attn_stats WHERE run = ?");
   s.bind(1, run);
   RunStats out;
   while (s.step()) {
+    if (s.integer(5)) learned.insert(s.text(2));
     if (s.is_null(4)) continue;  // a non-finite value is stored as NULL: not a number to average
     out[{s.integer(0), s.integer(1), s.text(2), s.integer(3)}] = s.real(4);
   }
-  return out;
-}
-
-// The statistics a run recorded as a variant's learned ones (AttnStat::learned).
-std::set<std::string> load_learned(Db& db, const std::string& run) {
-  Stmt s = db.prepare("SELECT DISTINCT stat FROM attn_stats WHERE run = ? AND " +
-                      attn_stats_learned_sql(db));
-  s.bind(1, run);
-  std::set<std::string> out;
-  while (s.step()) out.insert(s.text(0));
   return out;
 }
 
@@ -240,16 +235,15 @@ figure{display:inline-block;margin:8px;vertical-align:top}figcaption{font-size:1
 // kept in `stats`, which the rows point into.
 std::vector<RowData> row_data(Db& db, const ResultTable& table,
                               std::map<std::string, RunStats>& stats) {
+  const std::string learned_sql = attn_stats_learned_sql(db);  // the schema, read once
   std::vector<RowData> rows;
   for (const Row& r : table.rows) {
     RowData d;
     d.label = row_label(table, r);
     for (const auto& id : r.runs) {
-      RunStats s = load_stats(db, id);
+      RunStats s = load_stats(db, id, learned_sql, d.learned);
       if (s.empty()) continue;
       d.stats.push_back(&(stats[id] = std::move(s)));
-      const std::set<std::string> learned = load_learned(db, id);
-      d.learned.insert(learned.begin(), learned.end());
     }
     rows.push_back(std::move(d));
   }
