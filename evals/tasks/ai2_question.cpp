@@ -56,6 +56,21 @@ TaskFiles arc_files(const std::string& set) {
           "\"answerKey\"}"};
 }
 
+TaskSpec arc_task(const std::string& set, const std::string& description) {
+  TaskSpec t;
+  t.name = arc_files(set).folder;  // arc_easy, arc_challenge: lm-eval's task names
+  t.description = description;
+  t.source.folder = arc_files(set).folder;
+  t.source.dataset = "allenai/ai2_arc";
+  t.source.config = "ARC-" + set;
+  t.source.split = "test";
+  t.type = OutputType::MultipleChoice;
+  t.metrics = {"acc", "acc_norm"};
+  t.paper_metric = "acc_norm";
+  t.load = [set](const std::filesystem::path& root) { return load_arc(root, arc_files(set)); };
+  return t;
+}
+
 std::vector<Doc> load_arc(const std::filesystem::path& data_root, const TaskFiles& files) {
   const auto file = locate(data_root, files);
   std::vector<Doc> docs;

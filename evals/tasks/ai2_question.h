@@ -31,4 +31,8 @@ std::vector<Doc> load_arc(const std::filesystem::path& data_root, const TaskFile
 // The files of one ARC set: "Easy" or "Challenge" (folder arc_easy / arc_challenge).
 TaskFiles arc_files(const std::string& set);
 
+// The task of one ARC set, as arc_easy.yaml declares it (arc_challenge.yaml includes it and
+// changes the set): allenai/ai2_arc ARC-<set>, test split, acc and acc_norm.
+TaskSpec arc_task(const std::string& set, const std::string& description);
+
 }  // namespace attnbench::evals

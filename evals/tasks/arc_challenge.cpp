@@ -4,21 +4,7 @@
 
 namespace attnbench::evals {
 namespace {
-TaskSpec arc_challenge_task() {
-  TaskSpec t;
-  t.name = "arc_challenge";
-  t.description = "ARC-Challenge grade-school science questions (test, 1172)";
-  t.source.folder = arc_files("Challenge").folder;
-  t.source.dataset = "allenai/ai2_arc";
-  t.source.config = "ARC-Challenge";
-  t.source.split = "test";
-  t.type = OutputType::MultipleChoice;
-  t.metrics = {"acc", "acc_norm"};
-  t.paper_metric = "acc_norm";
-  t.load = [](const std::filesystem::path& root) { return load_arc(root, arc_files("Challenge")); };
-  return t;
-}
-
-const RegisterTask kArcChallenge(arc_challenge_task());
+const RegisterTask kArcChallenge(arc_task(
+    "Challenge", "ARC-Challenge grade-school science questions (test, 1172)"));
 }  // namespace
 }  // namespace attnbench::evals

@@ -3,21 +3,7 @@
 
 namespace attnbench::evals {
 namespace {
-TaskSpec arc_easy_task() {
-  TaskSpec t;
-  t.name = "arc_easy";
-  t.description = "ARC-Easy grade-school science questions (test, 2376)";
-  t.source.folder = arc_files("Easy").folder;
-  t.source.dataset = "allenai/ai2_arc";
-  t.source.config = "ARC-Easy";
-  t.source.split = "test";
-  t.type = OutputType::MultipleChoice;
-  t.metrics = {"acc", "acc_norm"};
-  t.paper_metric = "acc_norm";
-  t.load = [](const std::filesystem::path& root) { return load_arc(root, arc_files("Easy")); };
-  return t;
-}
-
-const RegisterTask kArcEasy(arc_easy_task());
+const RegisterTask kArcEasy(arc_task(
+    "Easy", "ARC-Easy grade-school science questions (test, 2376)"));
 }  // namespace
 }  // namespace attnbench::evals
