@@ -49,6 +49,7 @@ attnbench_library(ab_core DIR core/common core/config core/data
                        PkgConfig::ICU PkgConfig::ZSTD ZLIB::ZLIB PkgConfig::CURL)
 attnbench_library(ab_results DIR results DEPS ab_core SQLite::SQLite3)
 attnbench_library(ab_results_formats DIR results/formats DEPS ab_results)
+attnbench_library(ab_results_report DIR results/report DEPS ab_results)
 attnbench_library(ab_evals_tasks DIR evals/tasks DEPS ab_core)
 if(ATTNBENCH_TORCH_FREE)  # the sanitizer and fuzz builds (cmake/Sanitize.cmake) stop here
   return()
@@ -83,7 +84,7 @@ target_include_directories(ab_harness_train SYSTEM PRIVATE ${GLOO_INCLUDE_DIR})
 attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
                   DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks ab_model_pretrained)
 attnbench_library(ab_harness_sweep DIR harness/sweep TORCH
-                  DEPS ab_harness_train ab_evals ab_results WHOLE ab_results_formats)
+                  DEPS ab_harness_train ab_evals ab_results WHOLE ab_results_formats ab_results_report)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
 # Commands that include nothing from the torch layers (only harness/cli/command.h and the torch-free

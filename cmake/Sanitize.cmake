@@ -1,6 +1,6 @@
 # The torch-free builds with sanitizers (docs/reliability.md, "Fuzzing and sanitizers"), included by
 # CMakeLists.txt instead of the normal build when one of these options is on:
-#   ATTNBENCH_SANITIZE  ab_core, ab_results, ab_results_formats, ab_evals_tasks and their Catch2 tests
+#   ATTNBENCH_SANITIZE  ab_core, ab_results (with formats and report), ab_evals_tasks and their Catch2 tests
 #                       under AddressSanitizer + UndefinedBehaviorSanitizer (scripts/sanitize)
 #   ATTNBENCH_FUZZ      one libFuzzer executable per parser, tests/fuzz/<name>_fuzz.cpp, on the same
 #                       libraries built with ASan + UBSan and libFuzzer's coverage (scripts/fuzz)
@@ -53,7 +53,7 @@ if(ATTNBENCH_SANITIZE)
   endfunction()
   attnbench_sanitized_test(core/common ab_core)
   attnbench_sanitized_test(core/data   ab_core)
-  attnbench_sanitized_test(results     "$<LINK_LIBRARY:WHOLE_ARCHIVE,ab_results_formats>")
+  attnbench_sanitized_test(results     "$<LINK_LIBRARY:WHOLE_ARCHIVE,ab_results_formats,ab_results_report>")
   attnbench_sanitized_test(evals/tasks "$<LINK_LIBRARY:WHOLE_ARCHIVE,ab_evals_tasks>")
 endif()
 

@@ -9,6 +9,7 @@
 
 #include "core/common/error.h"
 #include "results/paired.h"
+#include "results/runs.h"
 #include "results/sqlite.h"
 #include "results/table.h"
 
@@ -268,7 +269,6 @@ bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const st
 
 // The baseline row of `table` named by req.baseline; a UsageError when it has no finished runs.
 size_t baseline_row(Db& db, const ResultTable& table, const CompareRequest& req) {
-  if (req.resamples < 1) throw UsageError("--resamples: expected at least 1, got " + std::to_string(req.resamples));
   const size_t bi = find_baseline(db, table, req.baseline);
   if (table.rows[bi].n == 0) {
     throw UsageError("--baseline " + req.baseline + ": row " + row_label(table, table.rows[bi]) +
@@ -279,6 +279,7 @@ size_t baseline_row(Db& db, const ResultTable& table, const CompareRequest& req)
 
 // Every test of every row with finished runs against row bi.
 Comparison compare_rows(Db& db, const ResultTable& table, size_t bi, const CompareRequest& req) {
+  if (req.resamples < 1) throw UsageError("--resamples: expected at least 1, got " + std::to_string(req.resamples));
   const Row& base = table.rows[bi];
   Comparison out;
   out.grid.headers = {"row", "task", "metric", "test", "n", "baseline", "value", "diff", "se",
@@ -336,9 +337,25 @@ BaselineTest baseline_test(const ComparisonLine& l) {
 
 }  // namespace
 
+std::optional<size_t> default_baseline_row(const ResultTable& table) {
+  std::vector<size_t> finished;
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    if (table.rows[i].n > 0) finished.push_back(i);
+  }
+  if (finished.size() < 2) return std::nullopt;
+  return finished[0];
+}
+
 Comparison compare_to_baseline(Db& db, const CompareRequest& req) {
   const ResultTable table = build_table(db, req.table);
-  return compare_rows(db, table, baseline_row(db, table, req), req);
+  if (!req.baseline.empty()) return compare_rows(db, table, baseline_row(db, table, req), req);
+  const std::optional<size_t> bi = default_baseline_row(table);
+  if (!bi) {
+    Comparison none;
+    none.notes.push_back("fewer than two rows with finished runs: nothing to compare");
+    return none;
+  }
+  return compare_rows(db, table, *bi, req);
 }
 
 void mark_against_baseline(Db& db, ResultTable& table, const CompareRequest& req) {

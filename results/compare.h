@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ class Db;
 struct CompareRequest {
   TableRequest table;  // the sweep, rows, metric, tasks and --where of `results table`
   // The baseline row: "key=value[,key=value...]" over the row keys, or a run id (prefix) whose row
-  // it is.
+  // it is; "" = default_baseline_row (compare_to_baseline only).
   std::string baseline;
   int64_t resamples = 10000;  // paired bootstrap
   uint64_t seed = 0;          // of the bootstrap's generator: the same inputs give the same p
@@ -42,6 +43,13 @@ struct Comparison {
   std::vector<std::string> notes;  // facts the reader needs (missing samples, unpaired runs)
 };
 
+// The baseline row when none is named: the table's first row with finished runs (the shipped
+// sweeps list their reference cell first); nullopt when fewer than two rows have finished runs,
+// as there is then nothing to compare.
+std::optional<size_t> default_baseline_row(const ResultTable& table);
+
+// Every test of every row against the baseline row. Without request.baseline and without a
+// default_baseline_row, no lines and a note saying so.
 Comparison compare_to_baseline(Db& db, const CompareRequest& request);
 
 // `results table --baseline`: runs the tests of compare_to_baseline on `table` (built by

@@ -1,17 +1,12 @@
-// Read-side queries over the store: the paper-style results table of a sweep, run listings, one
-// run's details and its training curves. User input (sweep names, param keys and values, run ids)
-// reaches SQL only as bound parameters; keys are also checked against those present in the store.
+// The paper-style results table of a sweep, read from the store (the views of single runs are
+// results/runs.h). User input (sweep names, param keys and values) reaches SQL only as bound
+// parameters; keys are also checked against those present in the store.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
-
-#include "results/grid.h"
-#include "results/store.h"
 
 namespace attnbench::results {
 
@@ -117,20 +112,5 @@ struct ResultTable {
 // selected runs except train.seed, skipping params determined by those already chosen (a variant
 // preset expands into position/normaliser params that would otherwise repeat the variant).
 ResultTable build_table(Db& db, const TableRequest& request);
-
-// `results runs`: one line per run.
-Grid runs_grid(Store& store, const RunFilter& filter);
-
-// The run whose id is `id` or starts with it (UsageError when none or several match).
-std::string resolve_run_id(Db& db, const std::string& id);
-
-// `results show`: config, metadata, params, final metrics (last step of each key), evals and the
-// number of attention statistics and samples.
-nlohmann::json show_run(Store& store, const std::string& id);
-std::string show_run_text(const nlohmann::json& run);
-
-// `results curves`: step, value, time of one metric of one run (UsageError naming the metrics the
-// run has when `metric` is not among them).
-Grid curve_grid(Store& store, const std::string& id, const std::string& metric);
 
 }  // namespace attnbench::results

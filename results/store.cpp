@@ -15,6 +15,7 @@
 #include "core/common/error.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
+#include "results/store_impl.h"
 
 namespace attnbench::results {
 
@@ -22,11 +23,6 @@ namespace {
 
 const char* const kStatusNames[] = {"pending",  "running",  "finished",
                                     "failed",   "diverged", "interrupted"};
-
-double unix_now() {
-  using namespace std::chrono;
-  return duration<double>(system_clock::now().time_since_epoch()).count();
-}
 
 // ISO 8601 UTC with milliseconds: sorts as text, orders runs created within one second.
 std::string iso_now() {
@@ -80,37 +76,12 @@ void enable_wal(Db& db) {
   }
 }
 
-RunInfo read_run(Stmt& s) {
-  RunInfo r;
-  int c = 0;
-  r.id = s.text(c++);
-  r.sweep = s.text(c++);
-  r.cell = s.text(c++);
-  r.status = parse_status(s.text(c++));
-  r.config_json = s.text(c++);
-  r.created = s.text(c++);
-  r.started = s.text(c++);
-  r.finished = s.text(c++);
-  r.error = s.text(c++);
-  r.git_revision = s.text(c++);
-  r.host = s.text(c++);
-  r.device = s.text(c++);
-  r.blas = s.text(c++);
-  r.threads = s.integer(c++);
-  r.attnbench_version = s.text(c++);
-  r.torch_version = s.text(c++);
-  std::string owner_host = s.text(c++);
-  int64_t owner_pid = s.integer(c++);
-  if (!owner_host.empty()) r.owner = owner_host + ":" + std::to_string(owner_pid);
-  r.heartbeat = s.real(c++);
-  return r;
-}
-
-const char* kRunColumns =
-    "id, sweep, cell, status, config, created, started, finished, error, git_revision, host, "
-    "device, blas, threads, attnbench_version, torch_version, owner_host, owner_pid, heartbeat";
-
 }  // namespace
+
+double unix_now() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
 
 const char* to_string(RunStatus s) { return kStatusNames[static_cast<int>(s)]; }
 
@@ -129,80 +100,74 @@ std::filesystem::path default_db_path(const std::string& cli_db) {
   return std::filesystem::path("runs") / "attnbench.db";
 }
 
-struct Store::Impl {
-  Impl(const std::filesystem::path& p, bool ro) : db(p, ro) {}
-  Db db;
-  std::mutex mutex;  // one connection: calls from several threads take turns
-  std::string host = host_name();
-  int64_t pid = getpid();
-  std::string owner = host + ":" + std::to_string(pid);
+Store::Impl::Impl(const std::filesystem::path& p, bool ro)
+    : db(p, ro), host(host_name()), pid(getpid()), owner(host + ":" + std::to_string(pid)) {}
 
-  // Throws when the run does not exist: writes to an unknown run are a caller bug, and SQLite's
-  // "FOREIGN KEY constraint failed" would not say which run.
-  void require_run(const std::string& run_id) {
-    Stmt s = db.prepare("SELECT 1 FROM runs WHERE id = ?");
-    s.bind(1, run_id);
-    if (!s.step()) {
-      throw std::runtime_error(db.path().string() + ": no run '" + run_id +
-                               "' (claim_run must record it first)");
-    }
+void Store::Impl::require_run(const std::string& run_id) {
+  Stmt s = db.prepare("SELECT 1 FROM runs WHERE id = ?");
+  s.bind(1, run_id);
+  if (!s.step()) {
+    throw std::runtime_error(db.path().string() + ": no run '" + run_id +
+                             "' (claim_run must record it first)");
   }
-  void touch(const std::string& run_id) {
-    db.prepare("UPDATE runs SET heartbeat = ? WHERE id = ? AND status = 'running' "
-               "AND owner_host = ? AND owner_pid = ?")
-        .bind_all(unix_now(), run_id, host, pid)
-        .run();
-  }
-  void add_sweep(const std::string& sweep) {
-    if (sweep.empty()) return;
-    db.prepare("INSERT INTO sweeps(name, file, created) VALUES (?, '', ?) "
-               "ON CONFLICT(name) DO NOTHING")
-        .bind_all(sweep, iso_now())
-        .run();
-  }
-  void add_membership(const std::string& run_id, const std::string& sweep, const std::string& cell) {
-    if (sweep.empty()) return;
-    db.prepare("INSERT INTO sweep_runs(sweep, run, cell) VALUES (?, ?, ?) "
-               "ON CONFLICT(sweep, run) DO UPDATE SET cell = excluded.cell")
-        .bind_all(sweep, run_id, cell)
-        .run();
-  }
-  // Whether `run_id` may be claimed, from its row (none: a new run); its stored config in *config.
-  ClaimResult decide_claim(const std::string& run_id, const ClaimOptions& options,
-                           std::string* config) {
-    ClaimResult result;
-    Stmt s = db.prepare(
-        "SELECT status, owner_host, owner_pid, heartbeat, config FROM runs WHERE id = ?");
-    s.bind(1, run_id);
-    if (!s.step()) {
-      result.claimed = true;
-      return result;
-    }
-    result.existed = true;
-    result.previous = parse_status(s.text(0));
-    *config = s.text(4);
-    switch (result.previous) {
-      case RunStatus::Pending:
-      case RunStatus::Interrupted: result.claimed = true; break;
-      case RunStatus::Finished: break;
-      case RunStatus::Failed: result.claimed = options.retry_failed; break;
-      case RunStatus::Diverged: result.claimed = options.retry_diverged; break;
-      case RunStatus::Running:
-        result.claimed = stale(s.text(1), s.integer(2), s.real(3), options.stale_after_s);
-        if (!result.claimed) result.holder = s.text(1) + ":" + std::to_string(s.integer(2));
-        break;
-    }
+}
+
+void Store::Impl::touch(const std::string& run_id) {
+  db.prepare("UPDATE runs SET heartbeat = ? WHERE id = ? AND status = 'running' "
+             "AND owner_host = ? AND owner_pid = ?")
+      .bind_all(unix_now(), run_id, host, pid)
+      .run();
+}
+
+void Store::Impl::add_sweep(const std::string& sweep) {
+  if (sweep.empty()) return;
+  db.prepare("INSERT INTO sweeps(name, file, created) VALUES (?, '', ?) "
+             "ON CONFLICT(name) DO NOTHING")
+      .bind_all(sweep, iso_now())
+      .run();
+}
+
+void Store::Impl::add_membership(const std::string& run_id, const std::string& sweep, const std::string& cell) {
+  if (sweep.empty()) return;
+  db.prepare("INSERT INTO sweep_runs(sweep, run, cell) VALUES (?, ?, ?) "
+             "ON CONFLICT(sweep, run) DO UPDATE SET cell = excluded.cell")
+      .bind_all(sweep, run_id, cell)
+      .run();
+}
+
+ClaimResult Store::Impl::decide_claim(const std::string& run_id, const ClaimOptions& options,
+                         std::string* config) {
+  ClaimResult result;
+  Stmt s = db.prepare(
+      "SELECT status, owner_host, owner_pid, heartbeat, config FROM runs WHERE id = ?");
+  s.bind(1, run_id);
+  if (!s.step()) {
+    result.claimed = true;
     return result;
   }
-  // A running claim may be taken over when its holder is gone: on this host, its pid no longer
-  // exists; anywhere, it has not shown a sign of life for stale_after_s.
-  bool stale(const std::string& holder_host, int64_t holder_pid, double heartbeat,
-             double stale_after_s) {
-    if (holder_host == host && holder_pid == pid) return false;  // this process: alive by definition
-    if (holder_host == host && !pid_alive(holder_pid)) return true;
-    return unix_now() - heartbeat > stale_after_s;
+  result.existed = true;
+  result.previous = parse_status(s.text(0));
+  *config = s.text(4);
+  switch (result.previous) {
+    case RunStatus::Pending:
+    case RunStatus::Interrupted: result.claimed = true; break;
+    case RunStatus::Finished: break;
+    case RunStatus::Failed: result.claimed = options.retry_failed; break;
+    case RunStatus::Diverged: result.claimed = options.retry_diverged; break;
+    case RunStatus::Running:
+      result.claimed = stale(s.text(1), s.integer(2), s.real(3), options.stale_after_s);
+      if (!result.claimed) result.holder = s.text(1) + ":" + std::to_string(s.integer(2));
+      break;
   }
-};
+  return result;
+}
+
+bool Store::Impl::stale(const std::string& holder_host, int64_t holder_pid, double heartbeat,
+           double stale_after_s) {
+  if (holder_host == host && holder_pid == pid) return false;  // this process: alive by definition
+  if (holder_host == host && !pid_alive(holder_pid)) return true;
+  return unix_now() - heartbeat > stale_after_s;
+}
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::Store(Store&&) noexcept = default;
@@ -333,155 +298,6 @@ void Store::set_status(const std::string& run_id, RunStatus status, const std::s
                 terminal(status), now, unix_now(), run_id)
       .run();
   tx.commit();
-}
-
-void Store::log_metrics(const std::string& run_id, const std::vector<Metric>& metrics) {
-  std::lock_guard lock(impl_->mutex);
-  Db& db = impl_->db;
-  Transaction tx(db);
-  impl_->require_run(run_id);
-  Stmt s = db.prepare("INSERT INTO metrics(run, key, step, value, time) VALUES (?, ?, ?, ?, ?) "
-                      "ON CONFLICT(run, key, step) DO UPDATE SET value = excluded.value, "
-                      "time = excluded.time");
-  double now = unix_now();
-  for (const Metric& m : metrics) {
-    s.bind_all(run_id, m.key, m.step, m.value, m.time > 0 ? m.time : now).run();
-    s.reset();
-  }
-  impl_->touch(run_id);
-  tx.commit();
-}
-
-namespace {
-// The upserts of record_evals and record_samples, inside the caller's transaction.
-void insert_evals(Db& db, const std::string& run_id, const std::vector<EvalRow>& evals) {
-  Stmt s = db.prepare(
-      "INSERT INTO evals(run, task, metric, value, stderr, n, item_limit, protocol_version, bos, "
-      "time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, metric) DO UPDATE SET "
-      "value = excluded.value, stderr = excluded.stderr, n = excluded.n, "
-      "item_limit = excluded.item_limit, protocol_version = excluded.protocol_version, "
-      "bos = excluded.bos, time = excluded.time");
-  double now = unix_now();
-  for (const EvalRow& e : evals) {
-    s.bind_all(run_id, e.task, e.metric, e.value, e.std_error, e.n, e.limit, e.protocol_version,
-               e.bos, now)
-        .run();
-    s.reset();
-  }
-}
-
-void insert_samples(Db& db, const std::string& run_id, const std::vector<Sample>& samples) {
-  Stmt s = db.prepare(
-      "INSERT INTO samples(run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, doc, request) DO UPDATE SET "
-      "loglikelihood = excluded.loglikelihood, is_greedy = excluded.is_greedy, "
-      "is_gold = excluded.is_gold, tokens = excluded.tokens");
-  for (const Sample& x : samples) {
-    s.bind_all(run_id, x.task, x.doc, x.request, x.loglikelihood, x.is_greedy, x.is_gold, x.tokens)
-        .run();
-    s.reset();
-  }
-}
-}  // namespace
-
-void Store::record_evals(const std::string& run_id, const std::vector<EvalRow>& evals) {
-  record_task(run_id, evals, {});
-}
-
-void Store::record_samples(const std::string& run_id, const std::vector<Sample>& samples) {
-  record_task(run_id, {}, samples);
-}
-
-void Store::record_task(const std::string& run_id, const std::vector<EvalRow>& evals,
-                        const std::vector<Sample>& samples) {
-  std::lock_guard lock(impl_->mutex);
-  Db& db = impl_->db;
-  Transaction tx(db);
-  impl_->require_run(run_id);
-  insert_evals(db, run_id, evals);
-  insert_samples(db, run_id, samples);
-  impl_->touch(run_id);
-  tx.commit();
-}
-
-void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats) {
-  std::lock_guard lock(impl_->mutex);
-  Db& db = impl_->db;
-  Transaction tx(db);
-  impl_->require_run(run_id);
-  Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value, learned) "
-                      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
-                      "DO UPDATE SET value = excluded.value, learned = excluded.learned");
-  for (const AttnStat& a : stats) {
-    s.bind_all(run_id, a.layer, a.head, a.stat, a.index, a.value, a.learned).run();
-    s.reset();
-  }
-  impl_->touch(run_id);
-  tx.commit();
-}
-
-std::optional<RunInfo> Store::run(const std::string& run_id) {
-  std::lock_guard lock(impl_->mutex);
-  Stmt s = impl_->db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
-  s.bind(1, run_id);
-  if (!s.step()) return std::nullopt;
-  return read_run(s);
-}
-
-std::vector<RunInfo> Store::runs(const RunFilter& filter) {
-  std::lock_guard lock(impl_->mutex);
-  // Fixed SQL; the filters are bound (an empty value disables its condition).
-  Stmt s = impl_->db.prepare(
-      std::string("SELECT ") + kRunColumns +
-      " FROM runs WHERE (?1 = '' OR id IN (SELECT run FROM sweep_runs WHERE sweep = ?1)) "
-      "AND (?2 = '' OR status = ?2) ORDER BY created, rowid");
-  s.bind(1, filter.sweep).bind(2, std::string(filter.status ? to_string(*filter.status) : ""));
-  std::vector<RunInfo> out;
-  while (s.step()) out.push_back(read_run(s));
-  return out;
-}
-
-std::vector<Param> Store::params(const std::string& run_id) {
-  std::lock_guard lock(impl_->mutex);
-  Stmt s = impl_->db.prepare("SELECT key, value, type FROM params WHERE run = ? ORDER BY key");
-  s.bind(1, run_id);
-  std::vector<Param> out;
-  while (s.step()) out.push_back({s.text(0), s.text(1), s.text(2)});
-  return out;
-}
-
-std::vector<Metric> Store::metrics(const std::string& run_id, const std::string& key) {
-  std::lock_guard lock(impl_->mutex);
-  Stmt s = impl_->db.prepare(
-      "SELECT step, value, time FROM metrics WHERE run = ? AND key = ? ORDER BY step");
-  s.bind_all(run_id, key);
-  std::vector<Metric> out;
-  while (s.step()) {
-    out.push_back({key, s.integer(0),
-                   s.is_null(1) ? std::numeric_limits<double>::quiet_NaN() : s.real(1), s.real(2)});
-  }
-  return out;
-}
-
-std::vector<EvalRow> Store::evals(const std::string& run_id) {
-  std::lock_guard lock(impl_->mutex);
-  Stmt s = impl_->db.prepare(
-      "SELECT task, metric, value, stderr, n, item_limit, protocol_version, bos FROM evals "
-      "WHERE run = ? ORDER BY rowid");
-  s.bind(1, run_id);
-  std::vector<EvalRow> out;
-  while (s.step()) {
-    out.push_back({s.text(0), s.text(1), s.real(2), s.optional_real(3), s.integer(4),
-                   s.integer(5), s.text(6), s.text(7)});
-  }
-  return out;
-}
-
-bool Store::has_attn_stats(const std::string& run_id) {
-  std::lock_guard lock(impl_->mutex);
-  Stmt s = impl_->db.prepare("SELECT 1 FROM attn_stats WHERE run = ? LIMIT 1");
-  s.bind(1, run_id);
-  return s.step();
 }
 
 }  // namespace attnbench::results

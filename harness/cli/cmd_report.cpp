@@ -1,5 +1,5 @@
-// `attnbench report`: the static HTML page of a sweep (results/report.h; docs/diagnostics.md, "The
-// report"). Tables, curves and statistics come from the results store; the attention heatmaps are
+// `attnbench report`: the static HTML page of a sweep (results/report/report.h;
+// docs/diagnostics.md, "The report"). Tables, curves and statistics come from the results store; the attention heatmaps are
 // computed here from each finished run's checkpoint under --runs-dir (the page says which runs had
 // none).
 #include <torch/torch.h>
@@ -19,7 +19,8 @@
 #include "harness/cli/runtime.h"
 #include "model/checkpoint_dir.h"
 #include "evals/scored_model.h"
-#include "results/report.h"
+#include "results/report/report.h"
+#include "results/runs.h"
 #include "results/store.h"
 
 namespace attnbench::cli::cmd_report {
@@ -37,7 +38,7 @@ struct Options {
   int64_t heatmap_tokens = 64;
   bool no_heatmaps = false;
   int threads = 0;
-  std::string baseline;  // "" = the first row with finished runs (results/report.h)
+  std::string baseline;  // "" = the default row (results/compare.h default_baseline_row)
 };
 
 // The heatmap of one finished run, or the reason there is none.
@@ -93,7 +94,7 @@ int run(const Options& o) {
   ro.baseline = o.baseline;
   // The sweep and --baseline are checked (and the paired tests run) before any checkpoint is read.
   const std::vector<results::SweepMember> members = results::sweep_members(store.db(), o.sweep);
-  ro.paired = results::paired_comparison(store.db(), o.sweep, o.baseline);
+  ro.paired = results::paired_comparison(store.db(), ro);
   if (!o.no_heatmaps) {  // the heatmaps read each run's checkpoint
     std::vector<NamedPath> runs;
     for (const auto& m : members) runs.push_back({"run folder", std::filesystem::path(o.runs_dir) / m.id});

@@ -18,6 +18,7 @@
 #include "results/compare.h"
 #include "results/merge.h"
 #include "results/query.h"
+#include "results/runs.h"
 #include "results/schema.h"
 #include "results/sql.h"
 #include "results/store.h"

@@ -35,6 +35,7 @@
 #include "harness/train/preflight.h"
 #include "model/pretrained/hf_folder.h"
 #include "results/query.h"
+#include "results/runs.h"
 #include "results/table.h"
 
 namespace attnbench::sweep {

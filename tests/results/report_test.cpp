@@ -1,4 +1,4 @@
-// The HTML report and its SVG charts (results/report.h, results/svg.h) on a fixture database: the
+// The HTML report and its SVG charts (results/report/, results/svg.h) on a fixture database: the
 // sections exist, every figure the page references was written, the diagnostics summary averages
 // the row's runs, and the charts put points where the layout says.
 #include <catch2/catch.hpp>
@@ -13,7 +13,8 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
-#include "results/report.h"
+#include "core/common/registry.h"
+#include "results/report/report.h"
 #include "results/store.h"
 #include "results/svg.h"
 #include "tests/results/fixture.h"
@@ -100,10 +101,19 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
   CATCH_REQUIRE(page == dir / "report" / "index.html");
   const std::string html = slurp(page);
 
-  for (const char* id : {"results", "side-by-side", "paired", "diagnostics", "sink-rate", "loss-curves",
-                         "task-bars", "attention", "hidden-states", "learned", "heatmaps"}) {
-    CATCH_CHECK_THAT(html, Contains(std::string("<section id=\"") + id + "\">"));
-  }
+  // Every section, once, in the documented order (results/report/report.h), each linked from the
+  // navigation in that order.
+  const std::vector<std::string> ids = {"results",  "side-by-side", "paired",        "diagnostics",
+                                        "sink-rate", "loss-curves", "task-bars",     "attention",
+                                        "hidden-states", "learned",  "heatmaps"};
+  const std::regex section_re("<section id=\"([a-z-]+)\">"), link_re("<a href=\"#([a-z-]+)\">");
+  std::vector<std::string> shown, linked;
+  for (std::sregex_iterator it(html.begin(), html.end(), section_re), end; it != end; ++it) shown.push_back((*it)[1]);
+  const std::string nav = html.substr(html.find("<nav>"), html.find("</nav>") - html.find("<nav>"));
+  for (std::sregex_iterator it(nav.begin(), nav.end(), link_re), end; it != end; ++it) linked.push_back((*it)[1]);
+  CATCH_CHECK(shown == ids);
+  CATCH_CHECK(linked == ids);
+  CATCH_CHECK(attnbench::registration_errors().empty());  // no two sections share an id or a position
   CATCH_CHECK(html.find("<script") == std::string::npos);
   CATCH_CHECK(html.find("http://") == std::string::npos);  // nothing fetched from a network
 

@@ -1,7 +1,8 @@
 // `attnbench report`: one static HTML page per sweep (docs/diagnostics.md, "`attnbench report`").
 // No network, no JavaScript: the page and its figures (SVG written here, heatmap PNGs computed by
-// the caller from checkpoints) lie side by side in one folder. Sections (element ids, checked by
-// tests/harness/cli/report_*.sh in a real browser):
+// the caller from checkpoints) lie side by side in one folder. Each section is one file in
+// results/report/ that registers itself (results/report/page.h); in page order, by element id
+// (checked by tests/harness/cli/report_*.sh in a real browser):
 //   results        the paper-style table (results/query.h build_table), HTML rendering
 //   side-by-side   per table row: seeds, model-level sink mass, sink rate, sparsity (mean ± std over
 //                  seeds), Avg and per-task accuracy; a scatter of sink mass vs Avg accuracy
@@ -17,7 +18,8 @@
 //                  per row (layer rows, head = -1)
 //   hidden-states  massive activations, top |h|, kurtosis, mean cosine and effective rank of the
 //                  residual stream per layer, one line per row
-//   learned        tau per layer and the distance-bias profiles b[h, r] (attn_stats)
+//   learned        the statistics variants record as learned: tau per layer, the distance-bias
+//                  profiles b[h, r] (attn_stats.learned)
 //   heatmaps       attention heatmaps of a chosen layer and head (PNG files given by the caller)
 #pragma once
 #include <cstdint>
@@ -32,15 +34,6 @@ namespace attnbench::results {
 
 class Db;
 
-// A member run of a sweep, in the order the sweep created them.
-struct SweepMember {
-  std::string id;
-  std::string cell;
-  std::string status;
-};
-// UsageError naming the sweeps in the database when `sweep` is not one of them.
-std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep);
-
 struct HeatmapFigure {
   std::string run_id;
   std::string label;     // the run's cell
@@ -54,18 +47,18 @@ struct ReportOptions {
   std::filesystem::path out;  // the report folder (created); index.html and the figures go here
   std::vector<HeatmapFigure> heatmaps;
   std::string heatmap_text;   // what text the heatmaps show (e.g. "first 64 tokens of val.bin")
-  // The paired-difference section: a `results compare --baseline` selector, "" = the first row
-  // with finished runs. `paired`, when given, is that comparison already computed (the CLI
-  // computes it before the heatmaps, so that a bad selector fails before any checkpoint is read).
+  // The paired-difference section: a `results compare --baseline` selector, "" = the default row
+  // (results/compare.h default_baseline_row). `paired`, when given, is that comparison already
+  // computed (the CLI computes it before the heatmaps, so that a bad selector fails before any
+  // checkpoint is read).
   std::string baseline;
   std::optional<Comparison> paired;
 };
 
-// Every row of the sweep's default table against the baseline row (`baseline` as above), with
-// results/compare.h's defaults (10,000 bootstrap resamples, seed 0). UsageError for a selector
-// that names no row. Without a selector and with fewer than two rows holding finished runs, an
-// empty grid with a note saying so.
-Comparison paired_comparison(Db& db, const std::string& sweep, const std::string& baseline);
+// The paired-difference section's comparison: every row of the sweep's default table against
+// options.baseline, with results/compare.h's defaults (10,000 bootstrap resamples, seed 0).
+// UsageError for a selector that names no row.
+Comparison paired_comparison(Db& db, const ReportOptions& options);
 
 // Writes out/index.html and its SVG figures; returns the page's path.
 std::filesystem::path write_report(Db& db, const ReportOptions& options);

@@ -1,0 +1,147 @@
+// The shared parts of the report (results/report/page.h).
+#include "results/report/page.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/common/registry.h"
+#include "results/schema.h"
+#include "results/sqlite.h"
+#include "results/svg.h"
+#include "results/table.h"
+
+namespace attnbench::results {
+
+namespace {
+
+Registry<ReportSection>& registry() {
+  static Registry<ReportSection> sections("report section");  // function-local: safe from init order
+  return sections;
+}
+
+// One run's attention statistics; the names of those it recorded as a variant's learned ones
+// (AttnStat::learned, read by `learned_sql`: attn_stats_learned_sql) are added to `learned`.
+RunStats load_stats(Db& db, const std::string& run, const std::string& learned_sql,
+                    std::set<std::string>& learned) {
+  Stmt s = db.prepare("SELECT layer, head, stat, idx, value, " + learned_sql +
+                      " FROM attn_stats WHERE run = ?");
+  s.bind(1, run);
+  RunStats out;
+  while (s.step()) {
+    if (s.integer(5)) learned.insert(s.text(2));
+    if (s.is_null(4)) continue;  // a non-finite value is stored as NULL: not a number to average
+    out[{s.integer(0), s.integer(1), s.text(2), s.integer(3)}] = s.real(4);
+  }
+  return out;
+}
+
+}  // namespace
+
+RegisterReportSection::RegisterReportSection(ReportSection section) {
+  for (const auto& [id, other] : registry().items()) {
+    if (other.order == section.order) {
+      detail::registration_error_list().push_back(fmt::format(
+          "report section '{}' registered at position {}, which '{}' holds", section.id, section.order, id));
+    }
+  }
+  registry().add(section.id, section);
+}
+
+std::vector<const ReportSection*> report_sections() {
+  std::vector<const ReportSection*> out;
+  for (const auto& [id, s] : registry().items()) out.push_back(&s);
+  std::sort(out.begin(), out.end(), [](const ReportSection* a, const ReportSection* b) { return a->order < b->order; });
+  return out;
+}
+
+std::vector<RowData> row_data(Db& db, const ResultTable& table,
+                              std::map<std::string, RunStats>& stats) {
+  const std::string learned_sql = attn_stats_learned_sql(db);  // the schema, read once
+  std::vector<RowData> rows;
+  for (const Row& r : table.rows) {
+    RowData d;
+    d.label = row_label(table, r);
+    for (const auto& id : r.runs) {
+      RunStats s = load_stats(db, id, learned_sql, d.learned);
+      if (s.empty()) continue;
+      d.stats.push_back(&(stats[id] = std::move(s)));
+    }
+    rows.push_back(std::move(d));
+  }
+  return rows;
+}
+
+std::vector<std::pair<double, double>> load_curve(Db& db, const std::string& run, const std::string& key) {
+  Stmt s = db.prepare("SELECT step, value FROM metrics WHERE run = ? AND key = ? AND value IS NOT NULL "
+                      "ORDER BY step");
+  s.bind(1, run).bind(2, key);
+  std::vector<std::pair<double, double>> out;
+  while (s.step()) out.emplace_back(static_cast<double>(s.integer(0)), s.real(1));
+  return out;
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string row_label(const ResultTable& t, const Row& r) {
+  if (t.row_keys.empty()) return t.sweep;
+  std::vector<std::string> parts;
+  for (const auto& v : r.keys) parts.push_back(row_value(v));
+  return join(parts, " / ");
+}
+
+std::string fmt_stat(const std::optional<double>& v, int decimals) {
+  if (!v) return kMissing;
+  std::string s = fmt::format("{:.{}f}", *v, decimals);
+  // A value that rounds to zero prints as 0, whatever its sign (-0.000 reads as a negative mass).
+  if (s.find_first_not_of("-0.") == std::string::npos && s[0] == '-') s.erase(0, 1);
+  return s;
+}
+
+std::string figure(const std::string& file, const std::string& caption) {
+  return fmt::format("<figure><img src=\"{}\" alt=\"{}\"><figcaption>{}</figcaption></figure>\n",
+                     esc(file), esc(caption), esc(caption));
+}
+
+const std::string kMissingCell = std::string("<td class=\"num missing\">") + kMissing + "</td>";
+
+const SummaryColumn kSummary[8] = {
+    {"sink_mass", "sink mass", "mean over query rows of the weight on the first token"},
+    {"sink_rate", "sink rate", "fraction of heads whose sink mass exceeds the threshold"},
+    {"sparsity", "sparsity", "exact zeros among causal entries"},
+    {"entropy", "entropy (nats)", "of the row-normalised weights, rows with mass"},
+    {"row_mass_mean", "row mass mean", "sum_j a_ij over rows"},
+    {"row_mass_min", "row mass min", ""},
+    {"row_mass_max", "row mass max", ""},
+    {"zero_rows", "zero rows", "fraction of rows whose weights are all 0"},
+};
+
+std::string per_layer_chart(const std::vector<RowData>& rows, const LayerPlot& p, const ReportOptions& o) {
+  LineChart c;
+  c.title = p.title;
+  c.x_label = "layer";
+  c.y_label = p.stat;
+  c.y_min = p.y_min;
+  c.y_max = p.y_max;
+  c.log_y = p.log_y;
+  for (const auto& r : rows) {
+    Series s{r.label, {}, true};
+    for (int64_t l = 0; l < r.layers(p.stat); ++l) {
+      if (auto v = r.mean(l, -1, p.stat, p.idx)) s.points.emplace_back(static_cast<double>(l), *v);
+    }
+    if (!s.points.empty()) c.series.push_back(std::move(s));
+  }
+  if (c.series.empty()) return "";
+  const std::string file = p.stat + "_per_layer.svg";
+  write_text(o.out / file, render_line_chart(c));
+  return figure(file, c.title);
+}
+
+}  // namespace attnbench::results

@@ -1,0 +1,128 @@
+// The report's "side-by-side" section: per table row, where its attention goes beside what it
+// scores, and a scatter of sink mass against Avg accuracy.
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "results/report/page.h"
+#include "results/svg.h"
+#include "results/table.h"
+
+namespace attnbench::results {
+
+namespace {
+
+// The statistics the side-by-side table shows (kSummary's entries of these names), each only when
+// some row has it: the table answers "how much sink, how many sinking heads, how sparse".
+constexpr const char* kSideBySide[] = {"sink_mass", "sink_rate", "sparsity"};
+
+// "0.412 ± 0.013", with "(n=k)" when fewer of the row's `seeds` runs have the statistic.
+std::string spread_cell(const std::optional<RowData::Spread>& v, int seeds) {
+  if (!v) return kMissingCell;
+  std::string s = fmt_stat(v->mean);
+  if (v->std) s += " ± " + fmt_stat(v->std);
+  if (v->n < seeds) s += fmt::format(" (n={})", v->n);
+  return "<td class=\"num\">" + esc(s) + "</td>";
+}
+
+// The side-by-side table: per row of the results table, its seeds, its model-level statistics and
+// its accuracies (Avg as the table computes it, then each task's mean).
+std::string side_by_side_html(const ResultTable& t, const std::vector<RowData>& rows) {
+  std::vector<const SummaryColumn*> stats;
+  for (const auto& c : kSummary) {
+    const bool shown = std::find(std::begin(kSideBySide), std::end(kSideBySide), std::string(c.stat)) !=
+                       std::end(kSideBySide);
+    const auto has = [&](const RowData& r) { return r.model_spread(c.stat).has_value(); };
+    if (shown && std::any_of(rows.begin(), rows.end(), has)) stats.push_back(&c);
+  }
+  const auto th = [](const std::string& title, const std::string& label) {
+    return "<th class=\"num\" title=\"" + esc(title) + "\">" + esc(label) + "</th>";
+  };
+  std::string h = "<table>\n<thead><tr><th>row</th><th>seeds</th>";
+  for (const SummaryColumn* c : stats) h += th(c->doc, c->label);
+  if (t.has_avg) h += "<th class=\"num\">Avg acc ↑</th>";
+  for (const Column& c : t.columns) {
+    if (c.in_average) h += th(column_label(c), c.task);
+  }
+  h += "</tr></thead>\n<tbody>\n";
+  const Column avg_column{"", "", false, true};
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const Row& r = t.rows[i];
+    h += "<tr><td>" + esc(rows[i].label) + fmt::format("</td><td>{}</td>", r.n);
+    for (const SummaryColumn* c : stats) h += spread_cell(rows[i].model_spread(c->stat), r.n);
+    if (t.has_avg) {
+      h += !r.avg ? kMissingCell
+                  : "<td class=\"num\">" + esc(format_mean_std(avg_column, r.avg->mean, r.avg->std, " ± ")) +
+                        (r.avg->complete() ? "" : kIncompleteMarker) + "</td>";
+    }
+    for (size_t c = 0; c < t.columns.size(); ++c) {
+      if (!t.columns[c].in_average) continue;
+      const Cell& cell = r.cells[c];
+      h += cell.n == 0 ? kMissingCell
+                       : "<td class=\"num\">" + esc(format_value(t.columns[c], cell.mean)) +
+                             (cell.n < r.n ? fmt::format(" (n={})", cell.n) : "") + "</td>";
+    }
+    h += "</tr>\n";
+  }
+  return h + "</tbody>\n</table>\n";
+}
+
+// Sink mass against Avg accuracy, one labelled point per row that has both; "" when none has.
+std::string sink_vs_accuracy(const ResultTable& t, const std::vector<RowData>& rows,
+                             const ReportOptions& o) {
+  ScatterChart c;
+  c.title = "sink mass vs average accuracy (one point per row)";
+  c.x_label = "sink mass (model mean)";
+  c.y_label = "Avg accuracy (%)";
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    const auto sink = rows[i].model_spread("sink_mass");
+    const auto& avg = t.rows[i].avg;
+    if (!sink || !avg) continue;
+    const std::string label = rows[i].label + (avg->complete() ? "" : kIncompleteMarker);
+    c.points.push_back({label, sink->mean, 100 * avg->mean});
+  }
+  if (c.points.empty()) return "";
+  write_text(o.out / "sink_vs_accuracy.svg", render_scatter_chart(c));
+  return figure("sink_vs_accuracy.svg", c.title);
+}
+
+// Every row side by side: where its attention goes next to what it scores (does curing the
+// attention sink cost accuracy?).
+std::string side_by_side_section(const ResultTable& table, const std::vector<RowData>& rows,
+                                 bool any_stats, const ReportOptions& o) {
+  std::string h = "<section id=\"side-by-side\">\n<h2>Variants side by side: attention sink and "
+                  "accuracy</h2>\n";
+  if (!any_stats && !table.has_avg) {
+    return h + "<p class=\"note\">Nothing to compare yet: no attention statistics or accuracies "
+               "recorded for this sweep's finished runs.</p>\n</section>\n";
+  }
+  h += side_by_side_html(table, rows);
+  h += "<p class=\"notes\">One row per row of the results table (its runs averaged over seeds). "
+       "Statistics: model-level means (docs/diagnostics.md), mean ± sample std over the row's runs "
+       "that have them, (n=k) when fewer than its seeds do. Accuracies in % (" +
+       esc(table.metric_choice) + " metric choice); Avg as in the results table, " +
+       kIncompleteMarker + " = over the tasks present only; per-task ± and stderr markers are in "
+       "the results table.</p>\n";
+  h += sink_vs_accuracy(table, rows, o);
+  return h + "</section>\n";
+}
+
+std::string render(const ReportPage& page) {
+  return side_by_side_section(page.table, page.rows, page.any_stats, page.options);
+}
+
+ReportSection section() {
+  ReportSection s;
+  s.id = "side-by-side";
+  s.nav = "side by side";
+  s.order = 20;
+  s.render = render;
+  return s;
+}
+
+const RegisterReportSection kRegistered(section());
+
+}  // namespace
+
+}  // namespace attnbench::results

@@ -1,0 +1,96 @@
+// Store: recording a run's results (metrics, evaluations, samples, attention statistics), each call
+// one transaction on a run that exists, with a sign of life from its holder.
+#include <mutex>
+
+#include "results/sqlite.h"
+#include "results/store.h"
+#include "results/store_impl.h"
+
+namespace attnbench::results {
+
+void Store::log_metrics(const std::string& run_id, const std::vector<Metric>& metrics) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare("INSERT INTO metrics(run, key, step, value, time) VALUES (?, ?, ?, ?, ?) "
+                      "ON CONFLICT(run, key, step) DO UPDATE SET value = excluded.value, "
+                      "time = excluded.time");
+  double now = unix_now();
+  for (const Metric& m : metrics) {
+    s.bind_all(run_id, m.key, m.step, m.value, m.time > 0 ? m.time : now).run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+namespace {
+// The upserts of record_evals and record_samples, inside the caller's transaction.
+void insert_evals(Db& db, const std::string& run_id, const std::vector<EvalRow>& evals) {
+  Stmt s = db.prepare(
+      "INSERT INTO evals(run, task, metric, value, stderr, n, item_limit, protocol_version, bos, "
+      "time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, metric) DO UPDATE SET "
+      "value = excluded.value, stderr = excluded.stderr, n = excluded.n, "
+      "item_limit = excluded.item_limit, protocol_version = excluded.protocol_version, "
+      "bos = excluded.bos, time = excluded.time");
+  double now = unix_now();
+  for (const EvalRow& e : evals) {
+    s.bind_all(run_id, e.task, e.metric, e.value, e.std_error, e.n, e.limit, e.protocol_version,
+               e.bos, now)
+        .run();
+    s.reset();
+  }
+}
+
+void insert_samples(Db& db, const std::string& run_id, const std::vector<Sample>& samples) {
+  Stmt s = db.prepare(
+      "INSERT INTO samples(run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, doc, request) DO UPDATE SET "
+      "loglikelihood = excluded.loglikelihood, is_greedy = excluded.is_greedy, "
+      "is_gold = excluded.is_gold, tokens = excluded.tokens");
+  for (const Sample& x : samples) {
+    s.bind_all(run_id, x.task, x.doc, x.request, x.loglikelihood, x.is_greedy, x.is_gold, x.tokens)
+        .run();
+    s.reset();
+  }
+}
+}  // namespace
+
+void Store::record_evals(const std::string& run_id, const std::vector<EvalRow>& evals) {
+  record_task(run_id, evals, {});
+}
+
+void Store::record_samples(const std::string& run_id, const std::vector<Sample>& samples) {
+  record_task(run_id, {}, samples);
+}
+
+void Store::record_task(const std::string& run_id, const std::vector<EvalRow>& evals,
+                        const std::vector<Sample>& samples) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  insert_evals(db, run_id, evals);
+  insert_samples(db, run_id, samples);
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats) {
+  std::lock_guard lock(impl_->mutex);
+  Db& db = impl_->db;
+  Transaction tx(db);
+  impl_->require_run(run_id);
+  Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value, learned) "
+                      "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
+                      "DO UPDATE SET value = excluded.value, learned = excluded.learned");
+  for (const AttnStat& a : stats) {
+    s.bind_all(run_id, a.layer, a.head, a.stat, a.index, a.value, a.learned).run();
+    s.reset();
+  }
+  impl_->touch(run_id);
+  tx.commit();
+}
+
+}  // namespace attnbench::results
