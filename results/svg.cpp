@@ -166,19 +166,25 @@ std::string tick_label(double value, double step) {
   return fmt::format("{:.{}f}", value, std::min(decimals, 6));
 }
 
-std::string render_line_chart(const LineChart& c) {
-  std::vector<std::string> names;
+namespace {
+
+// The data range of a line chart: every drawable point and band end (y as log10 on a log axis).
+// x0 stays +infinity when nothing is drawable.
+struct DataRange {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+};
+
+DataRange line_chart_range(const LineChart& c) {
+  DataRange r;
   const auto cover = [&](double x, double y) {
     if (!std::isfinite(x) || !std::isfinite(y) || (c.log_y && y <= 0)) return;
     const double v = c.log_y ? std::log10(y) : y;
-    x0 = std::min(x0, x);
-    x1 = std::max(x1, x);
-    y0 = std::min(y0, v);
-    y1 = std::max(y1, v);
+    r.x0 = std::min(r.x0, x);
+    r.x1 = std::max(r.x1, x);
+    r.y0 = std::min(r.y0, v);
+    r.y1 = std::max(r.y1, v);
   };
   for (const auto& s : c.series) {
-    names.push_back(s.name);
     for (size_t i = 0; i < s.points.size(); ++i) {
       cover(s.points[i].first, s.points[i].second);
       if (i < s.band.size()) {
@@ -187,6 +193,45 @@ std::string render_line_chart(const LineChart& c) {
       }
     }
   }
+  return r;
+}
+
+// Log-axis ticks (in log10 units): the decades and their 2x and 5x inside [y0, y1].
+std::vector<double> log_ticks(double y0, double y1) {
+  std::vector<double> ticks;
+  for (int e = static_cast<int>(std::floor(y0)); e <= static_cast<int>(std::ceil(y1)); ++e) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double v = e + std::log10(m);
+      if (v >= y0 - 1e-9 && v <= y1 + 1e-9) ticks.push_back(v);
+    }
+  }
+  return ticks;
+}
+
+// A series' markers (if any) and then its line through the drawable points.
+std::string series_line(const Frame& f, const Series& series, const char* colour) {
+  std::string s, path;
+  for (const auto& [x, y] : series.points) {
+    if (!std::isfinite(x) || !std::isfinite(y) || (f.log_y && y <= 0)) continue;
+    path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", f.sx(x), f.sy(y));
+    if (series.markers) {
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n", f.sx(x),
+                       f.sy(y), colour);
+    }
+  }
+  if (!path.empty()) {
+    s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{}/>\n",
+                     path, colour, series.dashed ? " stroke-dasharray=\"6,4\"" : "");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string render_line_chart(const LineChart& c) {
+  std::vector<std::string> names;
+  for (const auto& series : c.series) names.push_back(series.name);
+  auto [x0, x1, y0, y1] = line_chart_range(c);
   const int rows = legend_rows(names, c.width);
   const int height = c.height + rows * kLegendRow;
   std::string s = header(c.width, height, c.title);
@@ -210,33 +255,9 @@ std::string render_line_chart(const LineChart& c) {
   for (double t : xt) {
     if (t >= x0 - 1e-9 && t <= x1 + 1e-9) xticks.push_back(t);
   }
-  std::vector<double> yticks = yt;
-  if (c.log_y) {  // decades and their 2x, 5x inside the range
-    yticks.clear();
-    for (int e = static_cast<int>(std::floor(y0)); e <= static_cast<int>(std::ceil(y1)); ++e) {
-      for (double m : {1.0, 2.0, 5.0}) {
-        const double v = e + std::log10(m);
-        if (v >= y0 - 1e-9 && v <= y1 + 1e-9) yticks.push_back(v);
-      }
-    }
-  }
-  s += axes(f, xticks, yticks, c.x_label, c.y_label);
+  s += axes(f, xticks, c.log_y ? log_ticks(y0, y1) : yt, c.x_label, c.y_label);
   for (size_t i = 0; i < c.series.size(); ++i) s += band_polygon(f, c.series[i], series_colour(i));
-  for (size_t i = 0; i < c.series.size(); ++i) {
-    std::string path;
-    for (const auto& [x, y] : c.series[i].points) {
-      if (!std::isfinite(x) || !std::isfinite(y) || (c.log_y && y <= 0)) continue;
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "" : " ", f.sx(x), f.sy(y));
-      if (c.series[i].markers) {
-        s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n", f.sx(x),
-                         f.sy(y), series_colour(i));
-      }
-    }
-    if (!path.empty()) {
-      s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{}/>\n",
-                       path, series_colour(i), c.series[i].dashed ? " stroke-dasharray=\"6,4\"" : "");
-    }
-  }
+  for (size_t i = 0; i < c.series.size(); ++i) s += series_line(f, c.series[i], series_colour(i));
   s += legend(names, c.height - 2, c.width);
   return s + "</svg>\n";
 }

@@ -112,6 +112,42 @@ int64_t recover_partial(const fs::path& partial) {
   return lines;
 }
 
+// The row offset to resume a split's download at: recovers the partial file's complete lines
+// (counted in r.rows) and reads the cursor saved beside it, restoring r.skipped_truncated.
+int64_t resume_offset(const fs::path& partial, const fs::path& cursor_file, FetchResult& r) {
+  int64_t lines = recover_partial(partial);
+  int64_t offset = 0;
+  if (lines > 0 && fs::exists(cursor_file)) {
+    std::ifstream(cursor_file) >> offset >> r.skipped_truncated;
+    if (offset < lines) offset = lines;  // a cursor older than the data: trust the data
+    r.resumed = true;
+  } else if (lines > 0) {
+    offset = lines;
+    r.resumed = true;
+  }
+  r.rows = lines;
+  return offset;
+}
+
+// The rows API URL for a split, without offset and length.
+std::string rows_url(const HubSplit& s, const FetchOptions& o) {
+  std::unique_ptr<CURL, void (*)(CURL*)> esc(curl_easy_init(), curl_easy_cleanup);
+  return o.endpoint + "/rows?dataset=" + escape(esc.get(), s.dataset) +
+         "&config=" + escape(esc.get(), s.config) + "&split=" + escape(esc.get(), s.split);
+}
+
+// Writes a page's rows as JSON lines, skipping (and counting) rows with truncated cells.
+void write_rows(const nlohmann::json& rows, std::ofstream& out, FetchResult& r) {
+  for (const auto& row : rows) {
+    if (row.contains("truncated_cells") && !row["truncated_cells"].empty()) {
+      ++r.skipped_truncated;  // the API cut a cell: writing it would corrupt the text
+      continue;
+    }
+    out << row.at("row").dump() << '\n';
+    ++r.rows;
+  }
+}
+
 }  // namespace
 
 std::string fetch_file(const std::string& url, const fs::path& out_file,
@@ -138,21 +174,9 @@ FetchResult fetch_split(const HubSplit& s, const FetchOptions& o) {
   // offset is kept beside the data).
   fs::path cursor_file = s.out_file;
   cursor_file += ".partial.offset";
-  int64_t lines = recover_partial(partial);
-  int64_t offset = 0;
-  if (lines > 0 && fs::exists(cursor_file)) {
-    std::ifstream(cursor_file) >> offset >> r.skipped_truncated;
-    if (offset < lines) offset = lines;  // a cursor older than the data: trust the data
-    r.resumed = true;
-  } else if (lines > 0) {
-    offset = lines;
-    r.resumed = true;
-  }
-  r.rows = lines;
+  int64_t offset = resume_offset(partial, cursor_file, r);
 
-  std::unique_ptr<CURL, void (*)(CURL*)> esc(curl_easy_init(), curl_easy_cleanup);
-  std::string base = o.endpoint + "/rows?dataset=" + escape(esc.get(), s.dataset) +
-                     "&config=" + escape(esc.get(), s.config) + "&split=" + escape(esc.get(), s.split);
+  const std::string base = rows_url(s, o);
   std::ofstream out;  // opened at the first page: a failed first request leaves no file behind
   int64_t total = -1;
   while (true) {
@@ -169,14 +193,7 @@ FetchResult fetch_split(const HubSplit& s, const FetchOptions& o) {
     const auto& rows = page["rows"];
     if (rows.empty()) break;
     if (!out.is_open()) out.open(partial, std::ios::binary | std::ios::app);
-    for (const auto& row : rows) {
-      if (row.contains("truncated_cells") && !row["truncated_cells"].empty()) {
-        ++r.skipped_truncated;  // the API cut a cell: writing it would corrupt the text
-        continue;
-      }
-      out << row.at("row").dump() << '\n';
-      ++r.rows;
-    }
+    write_rows(rows, out, r);
     offset += static_cast<int64_t>(rows.size());
     out.flush();
     std::ofstream(cursor_file, std::ios::trunc) << offset << ' ' << r.skipped_truncated << '\n';

@@ -35,6 +35,68 @@ std::string read_file(const fs::path& p) {
   }
 }
 
+// vocab.bpe -> ranks, as tiktoken.load.data_gym_to_mergeable_bpe_ranks: the 256 single bytes in
+// table order, then one rank per merge line, in file order.
+void read_merge_ranks(const fs::path& vocab_path, RankTable& ranks) {
+  uint32_t next = 0;
+  for (uint8_t b : byte_rank_order()) ranks.set(std::string(1, static_cast<char>(b)), next++);
+  std::string text = read_file(vocab_path);
+  std::istringstream in(text);
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (lineno == 1 && line.rfind("#version", 0) == 0) continue;
+    if (line.empty()) continue;
+    size_t sp = line.find(' ');
+    auto bad = [&](const std::string& what) {
+      return InputError({vocab_path.string(), lineno, 0},
+                        what + " (expected a merge: two GPT-2 byte-spelled tokens separated by "
+                               "one space)");
+    };
+    if (sp == std::string::npos || sp == 0 || sp + 1 == line.size() ||
+        line.find(' ', sp + 1) != std::string::npos)
+      throw bad("malformed merge line '" + line + "'");
+    auto first = unicode_to_bytes(std::string_view(line).substr(0, sp));
+    auto second = unicode_to_bytes(std::string_view(line).substr(sp + 1));
+    if (!first || !second) throw bad("character outside the GPT-2 byte table in '" + line + "'");
+    ranks.set(*first + *second, next++);
+  }
+}
+
+// encoder.json, which must be one JSON object {token: id, ...}.
+nlohmann::json read_encoder(const fs::path& encoder_path) {
+  nlohmann::json enc;
+  try {
+    enc = nlohmann::json::parse(read_file(encoder_path));
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
+    throw InputError({encoder_path.string(), 0, 0},
+                     std::string("invalid JSON: ") + e.what() + " (expected {token: id, ...})");
+  }
+  if (!enc.is_object()) throw InputError({encoder_path.string(), 0, 0}, "expected a JSON object");
+  return enc;
+}
+
+// The bytes of an encoder.json token other than <|endoftext|>; its id must be the rank vocab.bpe
+// gives those bytes, or the two files are from different tokenizers.
+std::string ordinary_token_bytes(const std::string& key, uint32_t id, const RankTable& ranks,
+                                 const fs::path& encoder_path) {
+  auto bytes = unicode_to_bytes(key);
+  if (!bytes) {
+    throw InputError({encoder_path.string(), 0, 0},
+                     "token '" + key + "' uses a character outside the GPT-2 byte table");
+  }
+  uint32_t rank = ranks.get(*bytes);
+  if (rank != id) {
+    throw InputError({encoder_path.string(), 0, 0},
+                     "token '" + key + "' has id " + std::to_string(id) + " but vocab.bpe gives it " +
+                         (rank == RankTable::kNone ? std::string("no rank")
+                                                   : "rank " + std::to_string(rank)) +
+                         " (encoder.json and vocab.bpe are from different tokenizers)");
+  }
+  return *bytes;
+}
+
 }  // namespace
 
 struct Tokenizer::Impl {
@@ -143,45 +205,10 @@ struct Tokenizer::Impl {
 Tokenizer Tokenizer::load(const fs::path& dir) {
   const fs::path encoder_path = dir / "encoder.json", vocab_path = dir / "vocab.bpe";
   auto impl = std::make_shared<Impl>();
-
-  // vocab.bpe -> ranks, as tiktoken.load.data_gym_to_mergeable_bpe_ranks: the 256 single bytes in
-  // table order, then one rank per merge line, in file order.
-  uint32_t next = 0;
-  for (uint8_t b : byte_rank_order()) impl->ranks.set(std::string(1, static_cast<char>(b)), next++);
-  {
-    std::string text = read_file(vocab_path);
-    std::istringstream in(text);
-    std::string line;
-    int lineno = 0;
-    while (std::getline(in, line)) {
-      ++lineno;
-      if (lineno == 1 && line.rfind("#version", 0) == 0) continue;
-      if (line.empty()) continue;
-      size_t sp = line.find(' ');
-      auto bad = [&](const std::string& what) {
-        return InputError({vocab_path.string(), lineno, 0},
-                          what + " (expected a merge: two GPT-2 byte-spelled tokens separated by "
-                                 "one space)");
-      };
-      if (sp == std::string::npos || sp == 0 || sp + 1 == line.size() ||
-          line.find(' ', sp + 1) != std::string::npos)
-        throw bad("malformed merge line '" + line + "'");
-      auto first = unicode_to_bytes(std::string_view(line).substr(0, sp));
-      auto second = unicode_to_bytes(std::string_view(line).substr(sp + 1));
-      if (!first || !second) throw bad("character outside the GPT-2 byte table in '" + line + "'");
-      impl->ranks.set(*first + *second, next++);
-    }
-  }
+  read_merge_ranks(vocab_path, impl->ranks);
 
   // encoder.json -> id to bytes; every id must equal the rank derived from vocab.bpe.
-  nlohmann::json enc;
-  try {
-    enc = nlohmann::json::parse(read_file(encoder_path));
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw InputError({encoder_path.string(), 0, 0},
-                     std::string("invalid JSON: ") + e.what() + " (expected {token: id, ...})");
-  }
-  if (!enc.is_object()) throw InputError({encoder_path.string(), 0, 0}, "expected a JSON object");
+  const nlohmann::json enc = read_encoder(encoder_path);
   impl->tokens.resize(enc.size());
   size_t ordinary = 0;
   for (auto& [key, value] : enc.items()) {
@@ -199,20 +226,7 @@ Tokenizer Tokenizer::load(const fs::path& dir) {
       impl->tokens[id] = key;
       continue;
     }
-    auto bytes = unicode_to_bytes(key);
-    if (!bytes) {
-      throw InputError({encoder_path.string(), 0, 0},
-                       "token '" + key + "' uses a character outside the GPT-2 byte table");
-    }
-    uint32_t rank = impl->ranks.get(*bytes);
-    if (rank != id) {
-      throw InputError({encoder_path.string(), 0, 0},
-                       "token '" + key + "' has id " + std::to_string(id) + " but vocab.bpe gives it " +
-                           (rank == RankTable::kNone ? std::string("no rank")
-                                                     : "rank " + std::to_string(rank)) +
-                           " (encoder.json and vocab.bpe are from different tokenizers)");
-    }
-    impl->tokens[id] = *bytes;
+    impl->tokens[id] = ordinary_token_bytes(key, id, impl->ranks, encoder_path);
     ++ordinary;
   }
   if (ordinary != impl->ranks.size() || enc.size() != kEndOfText + 1) {

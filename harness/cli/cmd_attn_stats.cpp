@@ -211,14 +211,8 @@ void print_table(const dx::ModelDiagnostics& d, const std::string& run_id, int64
   print_published(d, dx::mean_over_heads(all));
 }
 
-int run(const Options& o) {
-  if (o.format != "table" && o.format != "json") {
-    throw UsageError("--format " + o.format + ": expected table or json" +
-                     did_you_mean(o.format, {"table", "json"}));
-  }
-  const int threads = init_threads(o.threads);
-  const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
-  const model::LMShape m = scored.model->shape();
+// The options that depend on the model, checked before anything is measured.
+void check_against_model(const Options& o, const evals::ScoredModel& scored, const model::LMShape& m) {
   if (!o.heatmap_out.empty() &&
       (o.heatmap_layer < 0 || o.heatmap_layer >= m.n_layer || o.heatmap_head < 0 || o.heatmap_head >= m.n_head)) {
     throw UsageError(fmt::format("--heatmap-layer {} --heatmap-head {}: the model has layers 0..{} and "
@@ -229,6 +223,43 @@ int run(const Options& o) {
     throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
                                  m.context_length));
   }
+}
+
+dx::DiagnosticsOptions diagnostics_options(const Options& o, const evals::ScoredModel& scored,
+                                           const model::LMShape& m) {
+  dx::DiagnosticsOptions opts;
+  opts.window = o.window > 0 ? o.window : m.context_length;
+  opts.max_tokens = o.tokens;
+  opts.batch_size = o.batch_size;
+  opts.sink_threshold = o.sink_threshold;
+  // Mask@k runs are measured as they were trained: the fixed token sits at position k of every window.
+  opts.fixed_position = scored.cfg ? scored.cfg->data.fixed_token_position : -1;
+  opts.fixed_token_id = scored.cfg ? scored.cfg->data.fixed_token_id : -1;
+  return opts;
+}
+
+// --heatmap-out: the attention map of one layer and head on the first window of the text.
+void write_heatmap(const Options& o, const evals::ScoredModel& scored, const dx::HeldOutTokens& text,
+                   const dx::DiagnosticsOptions& opts) {
+  dx::DiagnosticsOptions hm = opts;
+  hm.window = std::min(o.heatmap_tokens, scored.model->shape().context_length);
+  hm.max_tokens = hm.window;
+  const torch::Tensor window = dx::diagnostic_windows(text.tokens, hm)[0];
+  const torch::Tensor a = dx::attention_map(*scored.model, window, o.heatmap_layer, o.heatmap_head).contiguous();
+  dx::write_heatmap_png(o.heatmap_out, std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()),
+                        a.size(0));
+  std::cerr << "heatmap: " << o.heatmap_out << "\n";
+}
+
+int run(const Options& o) {
+  if (o.format != "table" && o.format != "json") {
+    throw UsageError("--format " + o.format + ": expected table or json" +
+                     did_you_mean(o.format, {"table", "json"}));
+  }
+  const int threads = init_threads(o.threads);
+  const evals::ScoredModel scored = evals::load_scored_model(o.checkpoint, o.device, "--device", o.data_dir);
+  const model::LMShape m = scored.model->shape();
+  check_against_model(o, scored, m);
   const bool want_store = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
   const std::filesystem::path db = want_store ? results::default_db_path(o.db) : "";
   const std::vector<NamedPath> inputs = {{"the checkpoint", scored.source},
@@ -241,14 +272,7 @@ int run(const Options& o) {
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
   const dx::HeldOutTokens text = dx::read_held_out(o.source, scored, o.tokens);
-  dx::DiagnosticsOptions opts;
-  opts.window = o.window > 0 ? o.window : m.context_length;
-  opts.max_tokens = o.tokens;
-  opts.batch_size = o.batch_size;
-  opts.sink_threshold = o.sink_threshold;
-  // Mask@k runs are measured as they were trained: the fixed token sits at position k of every window.
-  opts.fixed_position = scored.cfg ? scored.cfg->data.fixed_token_position : -1;
-  opts.fixed_token_id = scored.cfg ? scored.cfg->data.fixed_token_id : -1;
+  const dx::DiagnosticsOptions opts = diagnostics_options(o, scored, m);
   const dx::ModelDiagnostics d = dx::measure(*scored.model, text.tokens, opts);
 
   if (o.format == "json") {
@@ -256,16 +280,7 @@ int run(const Options& o) {
   } else {
     print_table(d, scored.run_id, scored.step, text.description);
   }
-  if (!o.heatmap_out.empty()) {
-    dx::DiagnosticsOptions hm = opts;
-    hm.window = std::min(o.heatmap_tokens, m.context_length);
-    hm.max_tokens = hm.window;
-    const torch::Tensor window = dx::diagnostic_windows(text.tokens, hm)[0];
-    const torch::Tensor a = dx::attention_map(*scored.model, window, o.heatmap_layer, o.heatmap_head).contiguous();
-    dx::write_heatmap_png(o.heatmap_out, std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()),
-                          a.size(0));
-    std::cerr << "heatmap: " << o.heatmap_out << "\n";
-  }
+  if (!o.heatmap_out.empty()) write_heatmap(o, scored, text, opts);
   if (!o.plots.empty()) {
     const std::string what = scored.cfg ? scored.cfg->attention.variant : scored.pretrained->name;
     for (const auto& f : dx::write_learned_plots(d, o.plots, what + " " + scored.run_id)) {

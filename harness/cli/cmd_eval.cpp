@@ -102,6 +102,18 @@ void print_table(const evals::EvalReport& report) {
                               : "");
 }
 
+// The model's scoring options (its checkpoint's [eval]) with the command line's over them.
+evals::EvalOptions eval_options(const Options& o, const evals::ScoredModel& scored) {
+  evals::EvalOptions opt = scored.options;
+  if (o.batch_size > 0) opt.batch_size = o.batch_size;
+  if (!o.bos.empty()) opt.bos = evals::parse_bos_policy(o.bos);
+  opt.bootstrap_iters = o.bootstrap_iters;
+  opt.log_samples = o.log_samples;
+  opt.reuse_prefixes = !o.no_prefix_reuse;
+  opt.progress = stderr;
+  return opt;
+}
+
 int run(Options o) {
   if (o.format != "table" && o.format != "json") {
     throw UsageError("--format " + o.format + ": expected table or json" +
@@ -118,19 +130,11 @@ int run(Options o) {
   }
   // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
   const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
-
   std::string task_spec = o.tasks;
   if (task_spec.empty()) task_spec = ec.tasks.empty() ? "paper" : join(ec.tasks, ",");
   const std::vector<std::string> tasks = evals::expand_task_list(task_spec);
-
-  evals::EvalOptions opt = scored.options;
   const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
-  if (o.batch_size > 0) opt.batch_size = o.batch_size;
-  if (!o.bos.empty()) opt.bos = evals::parse_bos_policy(o.bos);
-  opt.bootstrap_iters = o.bootstrap_iters;
-  opt.log_samples = o.log_samples;
-  opt.reuse_prefixes = !o.no_prefix_reuse;
-  opt.progress = stderr;
+  const evals::EvalOptions opt = eval_options(o, scored);
 
   // Everything the run needs is checked before the first forward pass.
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());

@@ -222,16 +222,13 @@ void check_size(const SweepFile& s) {
                                kMaxCells));
 }
 
-}  // namespace
-
-Expansion expand(const SweepFile& sweep) {
-  check_size(sweep);
-  Base base(sweep);
-  Expansion out;
-  std::vector<std::pair<std::vector<Setting>, bool>> pending;  // settings, included
+// The grid combinations no [[exclude]] drops, counting the dropped ones in out.excluded; an
+// [[exclude]] that matches nothing is a mistake in the file (a misspelt key or value).
+std::vector<std::vector<Setting>> kept_combinations(const SweepFile& sweep, Expansion& out) {
   auto combos = combinations(sweep);
   out.combinations = combos.size();
   std::vector<size_t> exclude_hits(sweep.excludes.size(), 0);
+  std::vector<std::vector<Setting>> kept;
   for (auto& c : combos) {
     bool drop = false;
     for (size_t i = 0; i < sweep.excludes.size(); ++i) {
@@ -243,7 +240,7 @@ Expansion expand(const SweepFile& sweep) {
     if (drop) {
       ++out.excluded;
     } else {
-      pending.emplace_back(std::move(c), false);
+      kept.push_back(std::move(c));
     }
   }
   for (size_t i = 0; i < sweep.excludes.size(); ++i) {
@@ -252,8 +249,13 @@ Expansion expand(const SweepFile& sweep) {
                        "this [[exclude]] matches no grid combination: check its keys and values");
     }
   }
-  // A one-value grid key or one-row zip fixes that setting for the whole sweep, so the included
-  // cells get it too (unless they set it themselves): e.g. a shorter train.steps for every cell.
+  return kept;
+}
+
+// The settings of each [[include]]. A one-value grid key or one-row zip fixes that setting for
+// the whole sweep, so the included cells get it too (unless they set it themselves): e.g. a
+// shorter train.steps for every cell.
+std::vector<std::vector<Setting>> included_settings(const SweepFile& sweep) {
   std::vector<Setting> constants;
   for (const Axis& ax : sweep.axes) {
     if (ax.values.size() != 1) continue;
@@ -261,6 +263,7 @@ Expansion expand(const SweepFile& sweep) {
       constants.push_back({ax.keys[k], ax.values[0][k], ax.value_where[0][k], ax.key_where[k]});
     }
   }
+  std::vector<std::vector<Setting>> out;
   for (auto& inc : sweep.includes) {
     std::vector<Setting> settings;
     for (auto& c : constants) {
@@ -269,57 +272,75 @@ Expansion expand(const SweepFile& sweep) {
       }
     }
     settings.insert(settings.end(), inc.begin(), inc.end());
-    pending.emplace_back(std::move(settings), true);
+    out.push_back(std::move(settings));
   }
-  if (pending.empty()) {
+  return out;
+}
+
+// One cell per seed of a combination's settings, resolved to its run config.
+void add_seeded_cells(const Base& base, const SweepFile& sweep, const std::vector<Setting>& settings,
+                      bool included, std::vector<Cell>& cells) {
+  std::vector<std::optional<int64_t>> seeds;
+  if (sweep.seeds.empty()) seeds.push_back(std::nullopt);
+  for (int64_t s : sweep.seeds) seeds.push_back(s);
+  for (auto& seed : seeds) {
+    Cell cell;
+    cell.settings = settings;
+    if (seed) cell.settings.push_back({"train.seed", *seed, sweep.seeds_where, sweep.seeds_where});
+    cell.included = included;
+    cell.config = resolve_cell(base, sweep, cell.settings);
+    cell.id = config::config_hash(cell.config);
+    // Evaluation settings never enter the run id (config_hash drops [eval]); they go into the
+    // stored config so that each run records what it was scored on.
+    if (!sweep.tasks.empty()) cell.config.eval.tasks = sweep.tasks;
+    if (sweep.limit) cell.config.eval.limit = *sweep.limit;
+    for (auto& [task, n] : sweep.task_limits) cell.config.eval.task_limits[task] = n;
+    cells.push_back(std::move(cell));
+  }
+}
+
+// Two cells with one run config would train one model under two labels: refused, naming them.
+void refuse_collisions(const SweepFile& sweep, const std::vector<Cell>& cells) {
+  std::map<std::string, size_t> by_id;
+  std::vector<std::string> collisions;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    auto [it, fresh] = by_id.emplace(cells[i].id, i);
+    if (fresh) continue;
+    const Cell& a = cells[it->second];
+    const Cell& b = cells[i];
+    collisions.push_back("'" + a.label + "' and '" + b.label + "' (run " + b.id +
+                         "; they differ only in " + difference(a, b) + ")");
+  }
+  if (collisions.empty()) return;
+  throw InputError(
+      SourceLocation{sweep.file.string()},
+      std::to_string(collisions.size()) + " pair(s) of cells resolve to the same run config: " +
+          join(collisions, "; ") +
+          ". A setting that does not change what is trained is left out of the run id: a "
+          "parameter that does not apply to the variant (e.g. attention.tau_form without the "
+          "elastic normalizer) or an execution-only key (attention.backend, train.threads, "
+          "train.device, ...). Drop the duplicates with [[exclude]] (and add back the cells you "
+          "want with [[include]]).");
+}
+
+}  // namespace
+
+Expansion expand(const SweepFile& sweep) {
+  check_size(sweep);
+  Base base(sweep);
+  Expansion out;
+  const std::vector<std::vector<Setting>> grid = kept_combinations(sweep, out);
+  const std::vector<std::vector<Setting>> included = included_settings(sweep);
+  if (grid.empty() && included.empty()) {
     throw InputError(SourceLocation{sweep.file.string()},
                      "the sweep has no cells: [[exclude]] drops all " +
                          std::to_string(out.combinations) +
                          " grid combinations and there is no [[include]]");
   }
-
-  for (auto& [settings, included] : pending) {
-    std::vector<std::optional<int64_t>> seeds;
-    if (sweep.seeds.empty()) seeds.push_back(std::nullopt);
-    for (int64_t s : sweep.seeds) seeds.push_back(s);
-    for (auto& seed : seeds) {
-      Cell cell;
-      cell.settings = settings;
-      if (seed) cell.settings.push_back({"train.seed", *seed, sweep.seeds_where, sweep.seeds_where});
-      cell.included = included;
-      cell.config = resolve_cell(base, sweep, cell.settings);
-      cell.id = config::config_hash(cell.config);
-      // Evaluation settings never enter the run id (config_hash drops [eval]); they go into the
-      // stored config so that each run records what it was scored on.
-      if (!sweep.tasks.empty()) cell.config.eval.tasks = sweep.tasks;
-      if (sweep.limit) cell.config.eval.limit = *sweep.limit;
-      for (auto& [task, n] : sweep.task_limits) cell.config.eval.task_limits[task] = n;
-      out.cells.push_back(std::move(cell));
-    }
-  }
+  for (const auto& settings : grid) add_seeded_cells(base, sweep, settings, false, out.cells);
+  for (const auto& settings : included) add_seeded_cells(base, sweep, settings, true, out.cells);
   assign_labels(out.cells);
-
-  std::map<std::string, size_t> by_id;
-  std::vector<std::string> collisions;
-  for (size_t i = 0; i < out.cells.size(); ++i) {
-    auto [it, fresh] = by_id.emplace(out.cells[i].id, i);
-    if (fresh) continue;
-    const Cell& a = out.cells[it->second];
-    const Cell& b = out.cells[i];
-    collisions.push_back("'" + a.label + "' and '" + b.label + "' (run " + b.id +
-                         "; they differ only in " + difference(a, b) + ")");
-  }
-  if (!collisions.empty()) {
-    throw InputError(
-        SourceLocation{sweep.file.string()},
-        std::to_string(collisions.size()) + " pair(s) of cells resolve to the same run config: " +
-            join(collisions, "; ") +
-            ". A setting that does not change what is trained is left out of the run id: a "
-            "parameter that does not apply to the variant (e.g. attention.tau_form without the "
-            "elastic normalizer) or an execution-only key (attention.backend, train.threads, "
-            "train.device, ...). Drop the duplicates with [[exclude]] (and add back the cells you "
-            "want with [[include]])."); 
-  }
+  refuse_collisions(sweep, out.cells);
   return out;
 }
 

@@ -391,6 +391,59 @@ static void check_options(const SweepOptions& o) {
   check_rank_counts(cell_launch(o));
 }
 
+// --slurm: the array script instead of running (docs/sweeps.md, "Slurm"), and how to go on.
+static int slurm_array(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                       const SweepOptions& o, const fs::path& db) {
+  std::vector<NamedPath> inputs = {
+      {"the sweep file", sweep.file}, {"its base config", sweep.base}, {"--db", db}};
+  for (const PretrainedEntry& p : sweep.pretrained) inputs.push_back({"[[pretrained]]", p.path});
+  refuse_output_over_inputs({"--slurm", o.slurm}, inputs);
+  write_slurm_script(sweep, cells, o, db);
+  fmt::print("wrote {}: a Slurm array of {} cell(s), one database per cell\n", o.slurm,
+             cells.size());
+  fmt::print("submit:   sbatch {}\nafterwards, merge the databases:\n  {}\n", o.slurm,
+             merge_command(o.executable, db));
+  if (!sweep.pretrained.empty()) {
+    fmt::print("then score the {} [[pretrained]] model(s), which the array leaves out:\n  "
+               "attnbench sweep {} --db {}\n",
+               sweep.pretrained.size(), sweep.file.string(), db.string());
+  }
+  return 0;
+}
+
+static CellRunOptions cell_run_options(const SweepOptions& o, const fs::path& data_root) {
+  CellRunOptions co;
+  co.runs_dir = o.runs_dir;
+  co.data_root = data_root;
+  co.retry_failed = o.retry_failed;
+  co.quiet = o.quiet;
+  co.metadata = o.metadata;
+  co.launch = cell_launch(o);
+  return co;
+}
+
+// The end of a sweep: what is unfinished (stderr), the table, and the exit status: 130 when
+// stopped (resumable), 1 when some cell or pretrained model did not finish, else 0.
+static int sweep_verdict(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+                         results::Store& store, const SweepOptions& o,
+                         const std::vector<std::string>& pretrained_unfinished) {
+  if (o.only.empty()) fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
+  const std::vector<Unfinished> unfinished = verdict(store, cells, o.retry_failed);
+  print_unfinished(sweep.name, unfinished);
+  if (!pretrained_unfinished.empty()) {
+    std::fflush(stdout);
+    fmt::print(stderr, "sweep {}: {} pretrained model(s) not scored: {}\n", sweep.name,
+               pretrained_unfinished.size(), join(pretrained_unfinished));
+  }
+  if (stop_requested()) {
+    fmt::print("interrupted: run the same command to resume\n");
+    return 130;
+  }
+  // One cell, often a child of --jobs or a Slurm task: the runner or `results table` sums up.
+  if (o.only.empty()) print_results(store, sweep.name);
+  return unfinished.empty() && pretrained_unfinished.empty() ? 0 : 1;
+}
+
 int run_sweep(const SweepOptions& o) {
   check_options(o);
   SweepFile sweep = parse_sweep_file(o.file);
@@ -404,23 +457,7 @@ int run_sweep(const SweepOptions& o) {
   }
   const fs::path db = results::default_db_path(o.db);
 
-  if (!o.slurm.empty()) {
-    std::vector<NamedPath> inputs = {
-        {"the sweep file", sweep.file}, {"its base config", sweep.base}, {"--db", db}};
-    for (const PretrainedEntry& p : sweep.pretrained) inputs.push_back({"[[pretrained]]", p.path});
-    refuse_output_over_inputs({"--slurm", o.slurm}, inputs);
-    write_slurm_script(sweep, cells, o, db);
-    fmt::print("wrote {}: a Slurm array of {} cell(s), one database per cell\n", o.slurm,
-               cells.size());
-    fmt::print("submit:   sbatch {}\nafterwards, merge the databases:\n  {}\n", o.slurm,
-               merge_command(o.executable, db));
-    if (!sweep.pretrained.empty()) {
-      fmt::print("then score the {} [[pretrained]] model(s), which the array leaves out:\n  "
-                 "attnbench sweep {} --db {}\n",
-                 sweep.pretrained.size(), sweep.file.string(), db.string());
-    }
-    return 0;
-  }
+  if (!o.slurm.empty()) return slurm_array(sweep, cells, o, db);
   if (o.dry_run) return dry_run(sweep, e, cells, db, o);
 
   check_cell_launch(cell_launch(o), o.jobs, cells);
@@ -440,13 +477,7 @@ int run_sweep(const SweepOptions& o) {
   for (const Cell* c : cells) pending.push_back(pending_run(*c));
   store.add_pending_runs(sweep.name, pending);
 
-  CellRunOptions co;
-  co.runs_dir = o.runs_dir;
-  co.data_root = data_root;
-  co.retry_failed = o.retry_failed;
-  co.quiet = o.quiet;
-  co.metadata = o.metadata;
-  co.launch = cell_launch(o);
+  const CellRunOptions co = cell_run_options(o, data_root);
   if (o.jobs > 1 && cells.size() > 1) {
     run_children(o, db, todo);  // each cell's end is in the store, which the verdict reads
   } else {
@@ -460,21 +491,7 @@ int run_sweep(const SweepOptions& o) {
   // --only names one trained cell (a child of --jobs, a Slurm task): the runner does the rest.
   const std::vector<std::string> pretrained_unfinished =
       o.only.empty() ? run_pretrained_entries(sweep, e, store, co) : std::vector<std::string>{};
-  if (o.only.empty()) fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
-  const std::vector<Unfinished> unfinished = verdict(store, cells, o.retry_failed);
-  print_unfinished(sweep.name, unfinished);
-  if (!pretrained_unfinished.empty()) {
-    std::fflush(stdout);
-    fmt::print(stderr, "sweep {}: {} pretrained model(s) not scored: {}\n", sweep.name,
-               pretrained_unfinished.size(), join(pretrained_unfinished));
-  }
-  if (stop_requested()) {
-    fmt::print("interrupted: run the same command to resume\n");
-    return 130;
-  }
-  // One cell, often a child of --jobs or a Slurm task: the runner or `results table` sums up.
-  if (o.only.empty()) print_results(store, sweep.name);
-  return unfinished.empty() && pretrained_unfinished.empty() ? 0 : 1;
+  return sweep_verdict(sweep, cells, store, o, pretrained_unfinished);
 }
 
 }  // namespace attnbench::sweep

@@ -168,6 +168,58 @@ void check_sweep_name(const std::string& name, const SourceLocation& where) {
   }
 }
 
+// sweep.seeds: distinct integers, at least one, at most kMaxSeeds.
+void parse_seeds(const Reader& r, const toml::node& v, SweepFile& s) {
+  s.seeds_where = r.at(v);
+  const auto& seeds = r.array(v, "sweep.seeds");
+  if (seeds.size() > kMaxSeeds) {
+    throw InputError(r.at(v), "sweep.seeds lists " + std::to_string(seeds.size()) +
+                                  " seeds; at most " + std::to_string(kMaxSeeds));
+  }
+  std::set<int64_t> seen;
+  for (auto&& x : seeds) {
+    int64_t seed = r.integer(x, "each of sweep.seeds");
+    if (!seen.insert(seed).second) {
+      throw InputError(r.at(x), "sweep.seeds lists seed " + std::to_string(seed) + " twice");
+    }
+    s.seeds.push_back(seed);
+  }
+  if (s.seeds.empty()) throw InputError(r.at(v), "sweep.seeds is empty: list at least one seed");
+}
+
+// sweep.tasks: task names or groups, expanded, each task once in first-listed order.
+void parse_tasks(const Reader& r, const toml::node& v, SweepFile& s) {
+  for (auto&& x : r.array(v, "sweep.tasks")) {
+    std::string spec = r.string(x, "each of sweep.tasks");
+    std::vector<std::string> names;
+    try {
+      names = evals::expand_task_list(spec);
+    } catch (const UsageError& e) {
+      throw InputError(r.at(x), e.what());
+    }
+    for (auto& n : names) {
+      if (std::find(s.tasks.begin(), s.tasks.end(), n) == s.tasks.end()) s.tasks.push_back(n);
+    }
+  }
+}
+
+// sweep.task_limits: a positive item limit per registered task.
+void parse_task_limits(const Reader& r, const toml::node& v, SweepFile& s) {
+  std::vector<SourceLocation> where;
+  auto items = r.entries(r.table(v, "sweep.task_limits"), where);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string& task = items[i].first;
+    try {
+      evals::find_task(task);
+    } catch (const UsageError& e) {
+      throw InputError(where[i], e.what());
+    }
+    int64_t n = r.integer(*items[i].second, "sweep.task_limits." + task);
+    if (n <= 0) throw InputError(r.at(*items[i].second), "sweep.task_limits." + task + " must be positive");
+    s.task_limits[task] = n;
+  }
+}
+
 void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
   for (auto&& [k, v] : t) {
     std::string key(k.str());
@@ -178,51 +230,14 @@ void parse_sweep_section(const Reader& r, const toml::table& t, SweepFile& s) {
       s.base = s.file.parent_path() / r.string(v, "sweep.base");
       s.base_where = r.at(v);
     } else if (key == "seeds") {
-      s.seeds_where = r.at(v);
-      const auto& seeds = r.array(v, "sweep.seeds");
-      if (seeds.size() > kMaxSeeds) {
-        throw InputError(r.at(v), "sweep.seeds lists " + std::to_string(seeds.size()) +
-                                      " seeds; at most " + std::to_string(kMaxSeeds));
-      }
-      std::set<int64_t> seen;
-      for (auto&& x : seeds) {
-        int64_t seed = r.integer(x, "each of sweep.seeds");
-        if (!seen.insert(seed).second) {
-          throw InputError(r.at(x), "sweep.seeds lists seed " + std::to_string(seed) + " twice");
-        }
-        s.seeds.push_back(seed);
-      }
-      if (s.seeds.empty()) throw InputError(r.at(v), "sweep.seeds is empty: list at least one seed");
+      parse_seeds(r, v, s);
     } else if (key == "tasks") {
-      for (auto&& x : r.array(v, "sweep.tasks")) {
-        std::string spec = r.string(x, "each of sweep.tasks");
-        std::vector<std::string> names;
-        try {
-          names = evals::expand_task_list(spec);
-        } catch (const UsageError& e) {
-          throw InputError(r.at(x), e.what());
-        }
-        for (auto& n : names) {
-          if (std::find(s.tasks.begin(), s.tasks.end(), n) == s.tasks.end()) s.tasks.push_back(n);
-        }
-      }
+      parse_tasks(r, v, s);
     } else if (key == "limit") {
       s.limit = r.integer(v, "sweep.limit");
       if (*s.limit <= 0) throw InputError(r.at(v), "sweep.limit must be positive (omit it for all items)");
     } else if (key == "task_limits") {
-      std::vector<SourceLocation> where;
-      auto items = r.entries(r.table(v, "sweep.task_limits"), where);
-      for (size_t i = 0; i < items.size(); ++i) {
-        const std::string& task = items[i].first;
-        try {
-          evals::find_task(task);
-        } catch (const UsageError& e) {
-          throw InputError(where[i], e.what());
-        }
-        int64_t n = r.integer(*items[i].second, "sweep.task_limits." + task);
-        if (n <= 0) throw InputError(r.at(*items[i].second), "sweep.task_limits." + task + " must be positive");
-        s.task_limits[task] = n;
-      }
+      parse_task_limits(r, v, s);
     } else if (key == "data") {
       std::vector<SourceLocation> where;
       auto items = r.entries(r.table(v, "sweep.data"), where);
@@ -284,6 +299,88 @@ void check_exclude_value(const SweepFile& s, const std::string& key, const confi
                               did_you_mean(label_value(v), listed));
 }
 
+// Every top-level table is one a sweep file has.
+void check_sections(const Reader& r, const toml::table& root) {
+  for (auto&& [k, v] : root) {
+    if (std::find(kSections.begin(), kSections.end(), std::string(k.str())) == kSections.end()) {
+      throw InputError(r.at(k), "unknown section [" + std::string(k.str()) + "]" +
+                                    did_you_mean(std::string(k.str()), kSections) +
+                                    "; a sweep file has [sweep], [grid], [[zip]], [[include]], "
+                                    "[[exclude]] and [[pretrained]]");
+    }
+  }
+}
+
+// The axes of [grid] (one key each) and [[zip]] (keys varying together) into s.axes; returns the
+// varying keys, sorted. A key may vary in one place only, and train.seed not beside [sweep] seeds.
+std::vector<std::string> parse_axes(const Reader& r, const toml::table& root, SweepFile& s) {
+  std::set<std::string> seen;
+  auto add_axis = [&](Axis ax) {
+    for (size_t i = 0; i < ax.keys.size(); ++i) {
+      if (ax.keys[i] == "train.seed" && !s.seeds.empty()) {
+        throw InputError(ax.key_where[i], "train.seed is set by [sweep] seeds; vary it there");
+      }
+      if (!seen.insert(ax.keys[i]).second) {
+        throw InputError(ax.key_where[i], "'" + ax.keys[i] + "' varies twice ([grid] and [[zip]] "
+                                          "keys must be distinct)");
+      }
+    }
+    s.axes.push_back(std::move(ax));
+  };
+  if (const toml::node* grid = root.get("grid")) {
+    std::vector<SourceLocation> where;
+    auto items = r.entries(r.table(*grid, "[grid]"), where);
+    for (size_t i = 0; i < items.size(); ++i) {
+      add_axis(r.axis({items[i]}, {where[i]}, "[grid]"));
+    }
+  }
+  if (const toml::node* zip = root.get("zip")) {
+    for (auto&& z : r.array(*zip, "[[zip]]")) {
+      std::vector<SourceLocation> where;
+      auto items = r.entries(r.table(z, "[[zip]]"), where);
+      if (items.empty()) throw InputError(r.at(z), "[[zip]] is empty");
+      add_axis(r.axis(items, where, "[[zip]]"));
+    }
+  }
+  return std::vector<std::string>(seen.begin(), seen.end());
+}
+
+// One [[exclude]]: per varying key, a value or a list of values (any of them), each a grid value.
+Exclusion parse_exclude(const Reader& r, const toml::node& x, const SweepFile& s,
+                        const std::vector<std::string>& varying) {
+  std::vector<SourceLocation> where;
+  auto items = checked_entries(r, x, "[[exclude]]", varying, where);
+  Exclusion ex;
+  ex.where = r.at(x);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Exclusion::Match m{items[i].first, {}, where[i]};
+    const toml::node& v = *items[i].second;
+    if (v.is_array()) {  // any of several values
+      for (auto&& e : *v.as_array()) {
+        m.any_of.push_back(r.value(e, "[[exclude]] value of '" + m.key + "'"));
+        check_exclude_value(s, m.key, m.any_of.back(), r.at(e));
+      }
+    } else {
+      m.any_of.push_back(r.value(v, "[[exclude]] value of '" + m.key + "'"));
+      check_exclude_value(s, m.key, m.any_of.back(), r.at(v));
+    }
+    ex.matches.push_back(std::move(m));
+  }
+  return ex;
+}
+
+// One [[include]]: a setting per varying key it names.
+std::vector<Setting> parse_include(const Reader& r, const toml::node& x, const std::vector<std::string>& varying) {
+  std::vector<SourceLocation> where;
+  auto items = checked_entries(r, x, "[[include]]", varying, where);
+  std::vector<Setting> cell;
+  for (size_t i = 0; i < items.size(); ++i) {
+    cell.push_back({items[i].first, r.value(*items[i].second, "[[include]] value of '" + items[i].first + "'"),
+                    r.at(*items[i].second), where[i]});
+  }
+  return cell;
+}
+
 // [[pretrained]] path = "..." entries: each a Hugging Face model folder (config.json with a
 // model_type), each once.
 std::vector<PretrainedEntry> parse_pretrained(const Reader& r, const toml::node& node,
@@ -327,83 +424,16 @@ SweepFile parse_sweep_text(const std::string& text, const std::filesystem::path&
   }
   SweepFile s;
   s.file = file;
-  for (auto&& [k, v] : root) {
-    if (std::find(kSections.begin(), kSections.end(), std::string(k.str())) == kSections.end()) {
-      throw InputError(r.at(k), "unknown section [" + std::string(k.str()) + "]" +
-                                    did_you_mean(std::string(k.str()), kSections) +
-                                    "; a sweep file has [sweep], [grid], [[zip]], [[include]], "
-                                    "[[exclude]] and [[pretrained]]");
-    }
-  }
+  check_sections(r, root);
   const toml::node* sweep = root.get("sweep");
   if (!sweep) throw InputError({file.string()}, "missing [sweep] section (name, base, seeds, tasks)");
   parse_sweep_section(r, r.table(*sweep, "[sweep]"), s);
-
-  std::set<std::string> seen;  // a key may vary in one place only
-  auto add_axis = [&](Axis ax) {
-    for (size_t i = 0; i < ax.keys.size(); ++i) {
-      if (ax.keys[i] == "train.seed" && !s.seeds.empty()) {
-        throw InputError(ax.key_where[i], "train.seed is set by [sweep] seeds; vary it there");
-      }
-      if (!seen.insert(ax.keys[i]).second) {
-        throw InputError(ax.key_where[i], "'" + ax.keys[i] + "' varies twice ([grid] and [[zip]] "
-                                          "keys must be distinct)");
-      }
-    }
-    s.axes.push_back(std::move(ax));
-  };
-  if (const toml::node* grid = root.get("grid")) {
-    std::vector<SourceLocation> where;
-    auto items = r.entries(r.table(*grid, "[grid]"), where);
-    for (size_t i = 0; i < items.size(); ++i) {
-      add_axis(r.axis({items[i]}, {where[i]}, "[grid]"));
-    }
-  }
-  if (const toml::node* zip = root.get("zip")) {
-    for (auto&& z : r.array(*zip, "[[zip]]")) {
-      std::vector<SourceLocation> where;
-      auto items = r.entries(r.table(z, "[[zip]]"), where);
-      if (items.empty()) throw InputError(r.at(z), "[[zip]] is empty");
-      add_axis(r.axis(items, where, "[[zip]]"));
-    }
-  }
-  std::vector<std::string> varying(seen.begin(), seen.end());
-
+  const std::vector<std::string> varying = parse_axes(r, root, s);
   if (const toml::node* exclude = root.get("exclude")) {
-    for (auto&& x : r.array(*exclude, "[[exclude]]")) {
-      std::vector<SourceLocation> where;
-      auto items = checked_entries(r, x, "[[exclude]]", varying, where);
-      Exclusion ex;
-      ex.where = r.at(x);
-      for (size_t i = 0; i < items.size(); ++i) {
-        Exclusion::Match m{items[i].first, {}, where[i]};
-        const toml::node& v = *items[i].second;
-        if (v.is_array()) {  // any of several values
-          for (auto&& e : *v.as_array()) {
-            m.any_of.push_back(r.value(e, "[[exclude]] value of '" + m.key + "'"));
-            check_exclude_value(s, m.key, m.any_of.back(), r.at(e));
-          }
-        } else {
-          m.any_of.push_back(r.value(v, "[[exclude]] value of '" + m.key + "'"));
-          check_exclude_value(s, m.key, m.any_of.back(), r.at(v));
-        }
-        ex.matches.push_back(std::move(m));
-      }
-      s.excludes.push_back(std::move(ex));
-    }
+    for (auto&& x : r.array(*exclude, "[[exclude]]")) s.excludes.push_back(parse_exclude(r, x, s, varying));
   }
   if (const toml::node* include = root.get("include")) {
-    for (auto&& x : r.array(*include, "[[include]]")) {
-      std::vector<SourceLocation> where;
-      auto items = checked_entries(r, x, "[[include]]", varying, where);
-      std::vector<Setting> cell;
-      for (size_t i = 0; i < items.size(); ++i) {
-        cell.push_back({items[i].first,
-                        r.value(*items[i].second, "[[include]] value of '" + items[i].first + "'"),
-                        r.at(*items[i].second), where[i]});
-      }
-      s.includes.push_back(std::move(cell));
-    }
+    for (auto&& x : r.array(*include, "[[include]]")) s.includes.push_back(parse_include(r, x, varying));
   }
   if (const toml::node* pretrained = root.get("pretrained")) {
     s.pretrained = parse_pretrained(r, *pretrained, file);
