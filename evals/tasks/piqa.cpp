@@ -1,7 +1,8 @@
 // piqa (lm_eval/tasks/piqa/piqa.yaml): physical commonsense, validation split, 1838 goals.
 // Template: "Question: {{goal}}\nAnswer:", choices [sol1, sol2], gold label.
 // Official release: valid.jsonl {"goal","sol1","sol2"} + valid-labels.lst (0/1, one per line);
-// hub export (baber/piqa): rows {"goal","sol1","sol2","label"}. A first row with "label" is a hub row.
+// hub export (baber/piqa): rows {"goal","sol1","sol2","label"}. A first row without "label" is
+// an official row, its label read from the labels file (read_labelled_rows).
 #include "evals/tasks/task_data.h"
 
 namespace attnbench::evals {
@@ -12,24 +13,15 @@ const TaskFiles kFiles = {"piqa", "valid.jsonl",
                           {"hf_format/validation.jsonl"},
                           "baber/piqa JSONL: {\"goal\", \"sol1\", \"sol2\", \"label\"}"};
 
+const LabelsFile kLabels = {"valid-labels.lst", "one label per line, 0 = sol1, 1 = sol2", "label", ""};
+
 std::vector<Doc> load_piqa(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
-  const auto rows = read_jsonl(file.path);
-  std::vector<int> labels;
-  const bool hub = !rows.empty() && has_field(rows[0], "label");
-  if (!hub) {
-    labels = read_labels(require_file(root, kFiles.folder, "valid-labels.lst",
-                                      "one label per line, 0 = sol1, 1 = sol2"),
-                         rows.size());
-  }
   std::vector<Doc> docs;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
-    const int gold = hub ? int_field(row, "label") : labels[i];
-    docs.push_back(multiple_choice_doc(static_cast<int64_t>(i),
+  for (const JsonRow& row : read_labelled_rows(root, kFiles, kLabels)) {
+    docs.push_back(multiple_choice_doc(static_cast<int64_t>(docs.size()),
                                        "Question: " + string_field(row, "goal") + "\nAnswer:",
-                                       {string_field(row, "sol1"), string_field(row, "sol2")}, gold,
-                                       row.where));
+                                       {string_field(row, "sol1"), string_field(row, "sol2")},
+                                       int_field(row, "label"), row.where));
   }
   return docs;
 }

@@ -3,7 +3,8 @@
 // gold (label|int) - 1, target_delimiter " " (set explicitly, same as the default).
 // Official release (data folder siqa): dev.jsonl {"context","question","answerA","answerB",
 // "answerC"} + dev-labels.lst (1/2/3); hub export (lighteval/siqa): the same fields plus
-// "label": "1".."3". A first row with "label" is a hub row.
+// "label": "1".."3". A first row without "label" is an official row, its label read from the
+// labels file (read_labelled_rows).
 #include "evals/tasks/task_data.h"
 
 namespace attnbench::evals {
@@ -17,26 +18,17 @@ const TaskFiles kFiles = {
     "lighteval/siqa JSONL: {\"context\", \"question\", \"answerA\", \"answerB\", \"answerC\", "
     "\"label\"}"};
 
+const LabelsFile kLabels = {"dev-labels.lst", "one label per line, 1/2/3 = answerA/B/C", "label", ""};
+
 std::vector<Doc> load_social_iqa(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
-  const auto rows = read_jsonl(file.path);
-  const bool hub = !rows.empty() && has_field(rows[0], "label");
-  std::vector<int> labels;
-  if (!hub) {
-    labels = read_labels(require_file(root, kFiles.folder, "dev-labels.lst",
-                                      "one label per line, 1/2/3 = answerA/B/C"),
-                         rows.size());
-  }
   std::vector<Doc> docs;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
+  for (const JsonRow& row : read_labelled_rows(root, kFiles, kLabels)) {
     const std::string context =
         "Q: " + string_field(row, "context") + " " + string_field(row, "question") + "\nA:";
-    const int label = hub ? int_field(row, "label") : labels[i];
     docs.push_back(multiple_choice_doc(
-        static_cast<int64_t>(i), context,
+        static_cast<int64_t>(docs.size()), context,
         {string_field(row, "answerA"), string_field(row, "answerB"), string_field(row, "answerC")},
-        label - 1, row.where));
+        int_field(row, "label") - 1, row.where));
   }
   return docs;
 }

@@ -121,6 +121,26 @@ std::vector<int> read_labels(const fs::path& file, size_t expected) {
   return labels;
 }
 
+std::vector<JsonRow> read_labelled_rows(const fs::path& data_root, const TaskFiles& files,
+                                        const LabelsFile& labels) {
+  std::vector<JsonRow> rows = read_jsonl(locate(data_root, files).path);
+  if (rows.empty()) return rows;
+  const bool official = labels.official_field.empty() ? !has_field(rows[0], labels.field.c_str())
+                                                      : has_field(rows[0], labels.official_field.c_str());
+  if (!official) return rows;
+  const std::vector<int> gold =
+      read_labels(require_file(data_root, files.folder, labels.file, labels.layout), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    JsonRow& row = rows[i];
+    if (has_field(row, labels.field.c_str()) && int_field(row, labels.field.c_str()) != gold[i]) {
+      throw InputError(row.where, "\"" + labels.field + "\" disagrees with line " + std::to_string(i + 1) +
+                                      " of " + labels.file);
+    }
+    row.value[labels.field] = gold[i];
+  }
+  return rows;
+}
+
 bool has_field(const JsonRow& row, const char* name) { return row.value.contains(name); }
 
 const nlohmann::json& field(const JsonRow& row, const char* name) {

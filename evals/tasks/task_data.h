@@ -56,6 +56,23 @@ std::string read_text(const std::filesystem::path& file);
 // One integer per line (PIQA, WinoGrande, SIQA label files); must hold exactly `expected` labels.
 std::vector<int> read_labels(const std::filesystem::path& file, size_t expected);
 
+// An official release that keeps its gold labels in a companion file, one per line (PIQA, SIQA,
+// WinoGrande), where the hub export has them in a field of each row.
+struct LabelsFile {
+  std::string file;            // relative to the task folder: "valid-labels.lst"
+  std::string layout;          // one line: what the file holds
+  std::string field;           // the hub row's label field: "label"
+  // A field only the official rows have; "" when the official rows are those without `field`.
+  std::string official_field;
+};
+
+// The task's rows in the hub export's layout (the one lm-eval reads): a hub export as it is; the
+// official file's rows with line i of the labels file put into row i's `labels.field` (an official
+// row that has that field already must agree with the file). The layout is read from the first
+// row's fields, so either file loads under either name.
+std::vector<JsonRow> read_labelled_rows(const std::filesystem::path& data_root, const TaskFiles& files,
+                                        const LabelsFile& labels);
+
 bool has_field(const JsonRow& row, const char* name);
 const nlohmann::json& field(const JsonRow& row, const char* name);      // InputError if absent
 std::string string_field(const JsonRow& row, const char* name);         // must be a string

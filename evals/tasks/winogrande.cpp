@@ -7,7 +7,8 @@
 // Official release: dev.jsonl {"qID","sentence","option1","option2","answer"} + dev-labels.lst (1/2);
 // the labels file is the gold and must agree with "answer" where a row has it. Hub export
 // (allenai/winogrande): rows {"sentence","option1","option2","answer"} without "qID"; a first row
-// with "qID" is the official layout (docs/tasks.md).
+// with "qID" is the official layout (docs/tasks.md), its labels put into "answer" by
+// read_labelled_rows.
 #include "evals/tasks/py_text.h"
 #include "evals/tasks/task_data.h"
 
@@ -21,32 +22,21 @@ const TaskFiles kFiles = {
     {"hf_format/validation.jsonl"},
     "allenai/winogrande JSONL: {\"sentence\", \"option1\", \"option2\", \"answer\"}"};
 
+const LabelsFile kLabels = {"dev-labels.lst", "one label per line, 1 = option1, 2 = option2", "answer",
+                            "qID"};
+
 std::vector<Doc> load_winogrande(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
-  const auto rows = read_jsonl(file.path);
-  const bool official = !rows.empty() && has_field(rows[0], "qID");
-  std::vector<int> labels;
-  if (official) {
-    labels = read_labels(require_file(root, kFiles.folder, "dev-labels.lst",
-                                      "one label per line, 1 = option1, 2 = option2"),
-                         rows.size());
-  }
   std::vector<Doc> docs;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& row = rows[i];
+  for (const JsonRow& row : read_labelled_rows(root, kFiles, kLabels)) {
     const std::string sentence = string_field(row, "sentence");
     const size_t blank = sentence.find('_');
     if (blank == std::string::npos) throw InputError(row.where, "sentence has no '_' blank");
-    const int answer = official ? labels[i] : int_field(row, "answer");
-    if (official && has_field(row, "answer") && int_field(row, "answer") != answer) {
-      throw InputError(row.where, "\"answer\" disagrees with line " + std::to_string(i + 1) +
-                                      " of dev-labels.lst");
-    }
+    const int answer = int_field(row, "answer");
     if (answer != 1 && answer != 2) throw InputError(row.where, "answer must be 1 or 2");
     const std::string prefix = sentence.substr(0, blank);
     const std::string continuation = kTargetDelimiter + py_strip(sentence.substr(blank + 1));
     Doc doc;
-    doc.index = static_cast<int64_t>(i);
+    doc.index = static_cast<int64_t>(docs.size());
     doc.gold = answer - 1;
     doc.choices = {prefix + string_field(row, "option1"), prefix + string_field(row, "option2")};
     for (const auto& context : doc.choices) doc.requests.push_back({context, continuation});
