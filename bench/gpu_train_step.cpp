@@ -3,7 +3,7 @@
 //                                              lazy (eager) | lazy+fused (the fused CUDA Elastic
 //                                              kernels, attention.backend = "fused")
 //   gpu_train_step/340m/T:4096/lazy[+fused]    the paper's size, lazy attention only
-// One iteration = one optimizer step as harness/train runs it: forward under bf16 autocast
+// One iteration = one optimizer step as the trainer (train/) runs it: forward under bf16 autocast
 // (train.precision = "bf16"), cross-entropy, backward, gradient clipping to 1.0, AdamW with the
 // schedule's lr. softmax runs LibTorch's SDPA through the "cuda" kernel (kernels/cuda); lazy
 // (distance bias + Elastic-Softmax) runs the eager reference, which materialises [B, H, T, T]
@@ -11,7 +11,7 @@
 // reported as an error of that case, not a crash.
 // Counters: tokens_per_s, peak_memory_MiB (the caching allocator's peak during the timed steps,
 // torch.cuda.max_memory_allocated), mfu (model FLOPs per token x tokens/s over the GPU's dense bf16
-// peak, harness/train/throughput.h; absent when the GPU is not in its table), batch, T, params.
+// peak, train/throughput.h; absent when the GPU is not in its table), batch, T, params.
 //
 // Compiled in every build; without a CUDA device (the Debian CPU build always) it says so and
 // exits 0. Run: bench_gpu_train_step [--benchmark_filter=tiny/] (scripts/gpu-check runs it).
@@ -22,9 +22,9 @@
 #include <string>
 
 #include "core/config/run_config.h"
-#include "harness/train/optimizer.h"
-#include "harness/train/schedule.h"
-#include "harness/train/throughput.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+#include "train/throughput.h"
 #include "kernels/torch_compat.h"
 #include "model/decoder.h"
 
@@ -56,7 +56,7 @@ void gpu_train_step(benchmark::State& state, const std::string& preset, int64_t 
       torch::Tensor loss;
       {
         kernels::CudaBf16Autocast autocast(true);
-        loss = m->loss(x, y);  // the trainer's loss (harness/train/trainer.cpp, window_loss)
+        loss = m->loss(x, y);  // the trainer's loss (train/trainer.cpp, window_loss)
       }
       loss.backward();
       torch::nn::utils::clip_grad_norm_(params, 1.0);

@@ -3,7 +3,7 @@
 // PyTorch):
 //   train_step/<preset>_<backend>   tiny 8 x 256, small 16 x 1,024, 125m 8 x 256 tokens, GPT-2
 //                                   vocabulary (50257 padded to 50304)
-// One iteration = one optimizer step exactly as harness/train runs it: the model's loss
+// One iteration = one optimizer step exactly as the trainer (train/) runs it: the model's loss
 // (DecoderLMImpl::loss: the LM head and cross-entropy in chunks of tokens), backward, gradient
 // clipping to 1.0, AdamW (matrix-only weight decay) with the schedule's lr set. Presets tiny, small
 // and 125m.
@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "core/config/run_config.h"
-#include "harness/train/optimizer.h"
-#include "harness/train/schedule.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
 #include "model/decoder.h"
 
 namespace {
@@ -54,7 +54,7 @@ void train_step(benchmark::State& state, const std::string& preset, const std::s
   auto one_step = [&] {
     train::set_learning_rate(*opt, train::learning_rate(cfg.train, step++));
     opt->zero_grad();
-    auto loss = m->loss(x, y);  // the trainer's loss (harness/train/trainer.cpp, window_loss)
+    auto loss = m->loss(x, y);  // the trainer's loss (train/trainer.cpp, window_loss)
     loss.backward();
     torch::nn::utils::clip_grad_norm_(params, 1.0);
     opt->step();

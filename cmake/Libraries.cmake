@@ -71,20 +71,20 @@ attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
 attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
 # model/pretrained: Hugging Face folders as models; its architectures register themselves.
 attnbench_library(ab_model_pretrained DIR model/pretrained TORCH DEPS ab_model)
-attnbench_library(ab_harness_train DIR harness/train TORCH DEPS ab_model)
+attnbench_library(ab_train DIR train TORCH DEPS ab_model)
 # c10d's headers hide each backend behind a switch; both LibTorch builds ship Gloo, the CUDA one
 # NCCL (docs/distributed.md). Set on the one file that includes them, so the shared PCH is reused.
 set(_ab_c10d USE_C10D_GLOO)
 if(ATTNBENCH_CUDA)
   list(APPEND _ab_c10d USE_C10D_NCCL)
 endif()
-set_source_files_properties(${PROJECT_SOURCE_DIR}/harness/train/distributed.cpp PROPERTIES
+set_source_files_properties(${PROJECT_SOURCE_DIR}/train/distributed.cpp PROPERTIES
                             COMPILE_DEFINITIONS "${_ab_c10d}")
-target_include_directories(ab_harness_train SYSTEM PRIVATE ${GLOO_INCLUDE_DIR})
+target_include_directories(ab_train SYSTEM PRIVATE ${GLOO_INCLUDE_DIR})
 attnbench_library(ab_evals DIR evals evals/diagnostics TORCH
                   DEPS ab_model ab_results PkgConfig::STB WHOLE ab_evals_tasks ab_model_pretrained)
 attnbench_library(ab_harness_sweep DIR harness/sweep TORCH
-                  DEPS ab_harness_train ab_evals ab_results WHOLE ab_results_formats ab_results_report)
+                  DEPS ab_train ab_evals ab_results WHOLE ab_results_formats ab_results_report)
 
 file(GLOB cli_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/cli/*.cpp)
 # Commands that include nothing from the torch layers (only harness/cli/command.h and the torch-free

@@ -1,6 +1,6 @@
 // LibTorch API differences kept in one place (docs/toolchain.md, "LibTorch 1.13 and 2.x": 1.13
 // here, 2.x on the GPU machines). Only bench/ and tests call these, except the training section
-// at the end (device, precision and memory switches), which model/device.h and harness/train use.
+// at the end (device, precision and memory switches), which model/device.h and train/ use.
 #pragma once
 #include <torch/torch.h>
 #include <torch/version.h>

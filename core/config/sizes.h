@@ -36,7 +36,7 @@ int64_t memory_limit_bytes(const std::string& device);
 // nullopt when the estimate fits memory_limit_bytes(device), else the refusal: the key that
 // contributes most and a message naming the keys, the estimate and the limit. Reading a config
 // checks it for any device ("": sizes no machine holds, wherever the config came from); training
-// checks it for its own train.device (harness/train/preflight.h), since a config trained on a
+// checks it for its own train.device (train/preflight.h), since a config trained on a
 // larger machine may still be loaded and evaluated on a smaller one.
 std::optional<ConfigProblem> check_memory(const RunConfig& cfg, const std::string& device);
 

@@ -23,7 +23,7 @@
 #include "core/common/paths.h"
 #include "core/common/process.h"
 #include "core/common/stop_signal.h"
-#include "harness/train/launch.h"
+#include "train/launch.h"
 #include "model/checkpoint_dir.h"
 
 namespace attnbench::sweep {
@@ -66,7 +66,7 @@ std::string find_on_path(const std::string& name) {
 // The job step's environment. The --slurm script exports MASTER_ADDR and MASTER_PORT; inside an
 // allocation made by hand they are derived the same way: rank 0 runs on the allocation's first
 // node, and the port comes from the job id (as in slurm.cpp) so that jobs sharing a node differ.
-// torchrun's variables are dropped: a rank reads them before srun's (harness/train/distributed.h).
+// torchrun's variables are dropped: a rank reads them before srun's (train/distributed.h).
 std::vector<std::string> srun_environment() {
   std::vector<std::string> env =
       environment_without({"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"});

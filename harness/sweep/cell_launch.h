@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/sweep/expand.h"
-#include "harness/train/trainer.h"
+#include "train/trainer.h"
 #include "results/store.h"
 
 namespace attnbench::sweep {
@@ -56,7 +56,7 @@ TrainedCell train_distributed(const config::RunConfig& cfg, const std::filesyste
                               results::Store& store, const std::string& run_id,
                               const CellLaunch& launch);
 
-// Upserts every metric line of a metrics.jsonl (harness/train/metric_sink.h) into the store, on
+// Upserts every metric line of a metrics.jsonl (train/metric_sink.h) into the store, on
 // the keys StoreSink uses; a last line cut short by a killed writer is skipped. Returns the rows.
 size_t ingest_metrics(const std::filesystem::path& jsonl, results::Store& store,
                       const std::string& run_id);

@@ -14,8 +14,8 @@
 #include "core/common/stop_signal.h"
 #include "harness/sweep/cell_eval.h"
 #include "harness/sweep/store_sink.h"
-#include "harness/train/run_lock.h"
-#include "harness/train/trainer.h"
+#include "train/run_lock.h"
+#include "train/trainer.h"
 #include "model/checkpoint_model.h"
 #include "model/device.h"
 

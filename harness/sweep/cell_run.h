@@ -46,7 +46,7 @@ CellOutcome run_cell(const SweepFile& sweep, const Cell& cell, results::Store& s
                      const CellRunOptions& options);
 
 // Whether `e`, thrown while a cell trained in `run_dir`, is a passing condition rather than a fault
-// of the cell: another process holds the run folder (harness/train/run_lock.h: it is training the
+// of the cell: another process holds the run folder (train/run_lock.h: it is training the
 // same run) or the results database stayed locked past its busy timeout. Such a cell is left
 // interrupted, which the next run resumes, instead of failed, which only --retry-failed runs again.
 bool transient_failure(const std::exception& e, const std::filesystem::path& run_dir);

@@ -32,7 +32,7 @@
 #include "harness/sweep/expand.h"
 #include "harness/sweep/parallel.h"
 #include "harness/sweep/slurm.h"
-#include "harness/train/preflight.h"
+#include "train/preflight.h"
 #include "model/pretrained/hf_folder.h"
 #include "results/query.h"
 #include "results/runs.h"

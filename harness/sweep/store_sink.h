@@ -5,7 +5,7 @@
 #pragma once
 #include <string>
 
-#include "harness/train/metric_sink.h"
+#include "train/metric_sink.h"
 #include "results/store.h"
 
 namespace attnbench::sweep {

@@ -14,7 +14,7 @@ out=$("$check" "$src" 2>&1) || fail "the repository itself: $out"
 # A copy of the sources (no build folders, data or runs) to plant problems in, one at a time.
 fresh() {
   rm -rf "$tmp/tree"; mkdir "$tmp/tree"
-  (cd "$src" && find cmake core kernels variants model results evals harness tests bench \
+  (cd "$src" && find cmake core kernels variants model results evals train harness tests bench \
      -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name layers.txt) |
     (cd "$src" && xargs cp --parents -t "$tmp/tree")
 }
@@ -35,8 +35,8 @@ line=$(grep -n 'harness/cli/command.h' "$tmp/tree/core/common/error.h" | cut -d:
 expect_problem "core/common/error.h:$line: layer 'core' includes \"harness/cli/command.h\" from layer 'harness/cli', which is not below it"
 
 fresh  # peers: the training loop may not include the evaluation layer
-echo '#include "evals/evaluator.h"' >> "$tmp/tree/harness/train/trainer.cpp"
-expect_problem "layer 'harness/train' includes \"evals/evaluator.h\" from layer 'evals'"
+echo '#include "evals/evaluator.h"' >> "$tmp/tree/train/trainer.cpp"
+expect_problem "layer 'train' includes \"evals/evaluator.h\" from layer 'evals'"
 
 fresh  # a sub-folder belongs to its layer: kernels/cpu may not include variants
 echo '#include "variants/variant.h"' >> "$tmp/tree/kernels/cpu/fused_attention.cpp"

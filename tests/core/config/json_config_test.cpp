@@ -33,7 +33,7 @@ struct TempFile {
   ~TempFile() { fs::remove_all(dir); }
 };
 
-// What a run folder's config.json holds (harness/train/trainer.cpp writes exactly this).
+// What a run folder's config.json holds (train/trainer.cpp writes exactly this).
 std::string run_folder_json(const RunConfig& cfg) { return to_json(cfg).dump(2) + "\n"; }
 
 std::string json_error(const std::string& text, const std::vector<std::string>& sets = {}) {

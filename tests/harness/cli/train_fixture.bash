@@ -13,7 +13,7 @@ write_shard() {
            print $o pack($v == 2 ? "L<*" : "S<*", @t);' "$@"
 }
 
-# copy_task_shard FILE DOCS SEED: the copy task of tests/harness/train (EOT x1..x8 SEP x1..x8, 16 symbols).
+# copy_task_shard FILE DOCS SEED: the copy task of tests/train (EOT x1..x8 SEP x1..x8, 16 symbols).
 copy_task_shard() {
   perl -e 'my ($f, $docs, $seed) = @ARGV; srand($seed); my @t;
            for (1..$docs) { my @x = map { 2 + int(rand(16)) } 1..8; push @t, 0, @x, 1, @x; }

@@ -155,7 +155,7 @@ CATCH_TEST_CASE("a busy run folder or database is a transient failure, anything 
   const UsageError bad_config("train.lr must be > 0");
   CATCH_CHECK_FALSE(sweep::transient_failure(other, run));
   CATCH_CHECK_FALSE(sweep::transient_failure(bad_config, run));
-  // Another process trains the run (harness/train/run_lock.h): an flock on <run>/.lock.
+  // Another process trains the run (train/run_lock.h): an flock on <run>/.lock.
   const int fd = ::open((run / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
   CATCH_REQUIRE(fd >= 0);
   CATCH_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);

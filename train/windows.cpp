@@ -1,4 +1,4 @@
-#include "harness/train/windows.h"
+#include "train/windows.h"
 
 #include <algorithm>
 #include <stdexcept>

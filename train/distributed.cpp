@@ -1,4 +1,4 @@
-#include "harness/train/distributed.h"
+#include "train/distributed.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>

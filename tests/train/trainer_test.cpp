@@ -1,4 +1,4 @@
-// Training end to end on the synthetic copy task (tests/harness/train/train_fixture.h): learning, exact
+// Training end to end on the synthetic copy task (tests/train/train_fixture.h): learning, exact
 // resume, the divergence guard, checkpoint integrity, metrics.
 #include <torch/torch.h>
 
@@ -10,10 +10,10 @@
 #include <catch2/catch.hpp>
 
 #include "core/common/error.h"
-#include "harness/train/trainer.h"
+#include "train/trainer.h"
 #include "model/checkpoint_dir.h"
 #include "model/checkpoint_model.h"
-#include "tests/harness/train/train_fixture.h"
+#include "tests/train/train_fixture.h"
 
 using namespace attnbench;
 namespace fs = std::filesystem;

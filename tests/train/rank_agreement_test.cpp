@@ -1,4 +1,4 @@
-// Ranks agree or stop (harness/train/rank_agreement.h) on an in-memory store, one thread per rank:
+// Ranks agree or stop (train/rank_agreement.h) on an in-memory store, one thread per rank:
 // equal facts pass; one differing key stops every rank naming it; a rank number already held is
 // refused; a restarted attempt is not confused with the one before it; a rank that never comes ends
 // the wait with the store's timeout.
@@ -14,14 +14,14 @@
 #include <catch2/catch.hpp>
 
 #include "core/common/error.h"
-#include "harness/train/rank_agreement.h"
+#include "train/rank_agreement.h"
 
 using namespace attnbench;
 using train::RankIdentity;
 
 namespace {
 
-// What the real store's wait throws (CollectiveError, in harness/train/distributed.h with torch).
+// What the real store's wait throws (CollectiveError, in train/distributed.h with torch).
 struct Timeout : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

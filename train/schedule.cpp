@@ -1,4 +1,4 @@
-#include "harness/train/schedule.h"
+#include "train/schedule.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "harness/train/metric_sink.h"
+#include "train/metric_sink.h"
 
 #include <chrono>
 #include <cmath>

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/config/run_config.h"
-#include "harness/train/distributed.h"
-#include "harness/train/metric_sink.h"
-#include "harness/train/preflight.h"
+#include "train/distributed.h"
+#include "train/metric_sink.h"
+#include "train/preflight.h"
 #include "model/decoder.h"
 
 namespace attnbench::train {
@@ -39,7 +39,7 @@ struct TrainResult {
 TrainResult train_run(const config::RunConfig& cfg, const std::filesystem::path& run_dir,
                       MetricSink* sink = nullptr, const TrainOptions& opts = {});
 // The same on the shards preflight(cfg) returned: a data-parallel rank has them checked and their
-// identity agreed with the other ranks' before it trains (harness/train/rank_agreement.h).
+// identity agreed with the other ranks' before it trains (train/rank_agreement.h).
 TrainResult train_run(const config::RunConfig& cfg, TrainingData data,
                       const std::filesystem::path& run_dir, MetricSink* sink = nullptr,
                       const TrainOptions& opts = {});

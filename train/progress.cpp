@@ -1,10 +1,10 @@
-#include "harness/train/progress.h"
+#include "train/progress.h"
 
 #include <unistd.h>
 
 #include <fmt/format.h>
 
-#include "harness/train/throughput.h"
+#include "train/throughput.h"
 
 namespace attnbench::train {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/train/rank_agreement.h"
+#include "train/rank_agreement.h"
 
 namespace attnbench::train {
 

@@ -1,4 +1,4 @@
-#include "harness/train/run_lock.h"
+#include "train/run_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "harness/train/launch.h"
+#include "train/launch.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,9 +14,9 @@
 #include "core/common/error.h"
 #include "core/common/process.h"
 #include "core/common/stop_signal.h"
-#include "harness/train/distributed.h"
-#include "harness/train/preflight.h"
-#include "harness/train/windows.h"
+#include "train/distributed.h"
+#include "train/preflight.h"
+#include "train/windows.h"
 #include "model/device.h"
 
 namespace attnbench::train {

@@ -7,7 +7,7 @@
 
 #include "core/config/run_config.h"
 #include "core/data/shard.h"
-#include "harness/train/rank_agreement.h"
+#include "train/rank_agreement.h"
 
 namespace attnbench::train {
 
@@ -24,7 +24,7 @@ void check_training_config(const config::RunConfig& cfg);
 // check_training_config, then opens and validates every shard. Throws UsageError.
 TrainingData preflight(const config::RunConfig& cfg);
 
-// What every rank of a data-parallel job must hold equal (harness/train/rank_agreement.h): the
+// What every rank of a data-parallel job must hold equal (train/rank_agreement.h): the
 // config keys the run id covers, the run id itself, and each data split's shard count, token count
 // and the XXH3-64 of its shards' checksums (the same paths can hold different files on two nodes).
 RankIdentity rank_identity(const config::RunConfig& cfg, const TrainingData& data);

@@ -1,4 +1,4 @@
-#include "harness/train/rank_agreement.h"
+#include "train/rank_agreement.h"
 
 #include <unistd.h>
 

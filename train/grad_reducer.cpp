@@ -1,4 +1,4 @@
-#include "harness/train/grad_reducer.h"
+#include "train/grad_reducer.h"
 
 #include <fmt/format.h>
 

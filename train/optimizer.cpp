@@ -1,4 +1,4 @@
-#include "harness/train/optimizer.h"
+#include "train/optimizer.h"
 
 #include <map>
 

@@ -16,9 +16,9 @@
 
 #include "core/common/error.h"
 #include "core/common/process.h"
-#include "harness/train/distributed.h"
-#include "harness/train/grad_reducer.h"
-#include "harness/train/windows.h"
+#include "train/distributed.h"
+#include "train/grad_reducer.h"
+#include "train/windows.h"
 
 using namespace attnbench;
 using train::RankEnv;

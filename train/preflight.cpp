@@ -1,4 +1,4 @@
-#include "harness/train/preflight.h"
+#include "train/preflight.h"
 
 #include <xxhash.h>
 

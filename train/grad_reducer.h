@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/train/distributed.h"
+#include "train/distributed.h"
 
 namespace attnbench::train {
 

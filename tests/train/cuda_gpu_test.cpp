@@ -17,10 +17,10 @@
 
 #include "evals/decoder_lm_adapter.h"
 #include "evals/loglikelihood.h"
-#include "harness/train/trainer.h"
+#include "train/trainer.h"
 #include "variants/registry.h"
 #include "model/checkpoint_model.h"
-#include "tests/harness/train/train_fixture.h"
+#include "tests/train/train_fixture.h"
 
 using namespace attnbench;
 namespace fs = std::filesystem;

@@ -8,11 +8,11 @@
 #include <catch2/catch.hpp>
 
 #include "core/config/attention_schema.h"
-#include "harness/train/optimizer.h"
-#include "harness/train/schedule.h"
-#include "harness/train/windows.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+#include "train/windows.h"
 #include "model/decoder.h"
-#include "tests/harness/train/train_fixture.h"
+#include "tests/train/train_fixture.h"
 
 using namespace attnbench;
 

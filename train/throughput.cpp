@@ -1,4 +1,4 @@
-#include "harness/train/throughput.h"
+#include "train/throughput.h"
 
 #include <sys/resource.h>
 

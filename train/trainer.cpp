@@ -1,4 +1,4 @@
-#include "harness/train/trainer.h"
+#include "train/trainer.h"
 
 #include <chrono>
 #include <cmath>
@@ -10,14 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
-#include "harness/train/grad_reducer.h"
-#include "harness/train/optimizer.h"
-#include "harness/train/preflight.h"
-#include "harness/train/progress.h"
-#include "harness/train/run_lock.h"
-#include "harness/train/schedule.h"
-#include "harness/train/throughput.h"
-#include "harness/train/windows.h"
+#include "train/grad_reducer.h"
+#include "train/optimizer.h"
+#include "train/preflight.h"
+#include "train/progress.h"
+#include "train/run_lock.h"
+#include "train/schedule.h"
+#include "train/throughput.h"
+#include "train/windows.h"
 #include "kernels/torch_compat.h"
 #include "model/checkpoint.h"
 #include "model/checkpoint_dir.h"

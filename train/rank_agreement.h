@@ -5,7 +5,7 @@
 // job that trains on different data and exits 0 or aborts in a collective of mismatched shapes. A
 // process that joins as a rank another process already holds (a second job on the same port, a
 // rank started twice) is refused at once. Torch-free: the store is three functions, so the
-// protocol is tested without c10d (tests/harness/train/rank_agreement_test.cpp).
+// protocol is tested without c10d (tests/train/rank_agreement_test.cpp).
 #pragma once
 #include <functional>
 #include <string>

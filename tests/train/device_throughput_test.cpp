@@ -1,6 +1,6 @@
 // Devices, precision switches and throughput figures of the trainer, as far as a machine without a
 // GPU can check them: device resolution, the refusals raised before any work, the MFU arithmetic,
-// the progress line and the new metrics. The GPU side is tests/harness/train/cuda_gpu_test.cpp.
+// the progress line and the new metrics. The GPU side is tests/train/cuda_gpu_test.cpp.
 #include <torch/torch.h>
 
 #include <cmath>
@@ -12,14 +12,14 @@
 #include <catch2/catch.hpp>
 
 #include "core/common/error.h"
-#include "harness/train/preflight.h"
-#include "harness/train/progress.h"
-#include "harness/train/throughput.h"
-#include "harness/train/trainer.h"
+#include "train/preflight.h"
+#include "train/progress.h"
+#include "train/throughput.h"
+#include "train/trainer.h"
 #include "model/checkpoint_model.h"
 #include "model/device.h"
 #include "model/param_count.h"
-#include "tests/harness/train/train_fixture.h"
+#include "tests/train/train_fixture.h"
 
 using namespace attnbench;
 namespace fs = std::filesystem;
