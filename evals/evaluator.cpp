@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "core/data/text_tokenizer.h"
@@ -178,23 +181,29 @@ std::vector<SampleResult> sample_results(OutputType type, const std::vector<Doc>
   return out;
 }
 
-// The first request whose continuation does not fit `max_length` tokens, as "document D has an
-// answer of N tokens"; "" when all fit.
-std::string answer_too_long(const TaskRequests& requests, const std::vector<Doc>& docs,
-                            int64_t max_length) {
+// lm-eval never truncates an answer: a task with one longer than the model's context cannot be
+// scored. Refused naming the longest such answer and how many documents have one, before any
+// forward pass (the sweep's and eval's preflights call this through require_answers_fit).
+void refuse_long_answers(const std::string& task, const TaskRequests& requests,
+                         const std::vector<Doc>& docs, int64_t max_length) {
+  int64_t longest = 0;
+  size_t longest_doc = 0;
+  std::set<size_t> over;  // documents with an answer that does not fit
   for (size_t r = 0; r < requests.tokens.size(); ++r) {
     const auto n = static_cast<int64_t>(requests.tokens[r].continuation.size());
     if (n <= max_length) continue;
-    return "document " + std::to_string(docs[requests.origin[r].doc].index) + " has an answer of " +
-           std::to_string(n) + " tokens";
+    over.insert(requests.origin[r].doc);
+    if (n > longest) {
+      longest = n;
+      longest_doc = requests.origin[r].doc;
+    }
   }
-  return "";
-}
-
-[[noreturn]] void refuse_answer(const std::string& task, const std::string& what, int64_t max_length) {
-  throw UsageError("task " + task + ": " + what + ", longer than the model's context of " +
-                   std::to_string(max_length) + " tokens; lm-eval never truncates an answer, so " +
-                   "the task cannot be scored (raise model.context_length or leave the task out)");
+  if (over.empty()) return;
+  throw UsageError(fmt::format(
+      "task {}: document {} has an answer of {} tokens, longer than the model's context of {} tokens "
+      "(documents with such an answer: {} of {}); lm-eval never truncates an answer, so the task "
+      "cannot be scored (raise model.context_length or leave the task out)",
+      task, docs[longest_doc].index, longest, max_length, over.size(), docs.size()));
 }
 
 }  // namespace
@@ -204,9 +213,7 @@ void require_answers_fit(const LoadedTask& task, const TextEncoder& encode, cons
   const TaskSpec& spec = *task.spec;
   if (spec.type == OutputType::LoglikelihoodRolling) return;  // windows of any document fit
   const TaskRequests requests = build_requests(spec.name, spec.type, task.docs, encode, options, max_length);
-  if (std::string what = answer_too_long(requests, task.docs, max_length); !what.empty()) {
-    refuse_answer(spec.name, what, max_length);
-  }
+  refuse_long_answers(spec.name, requests, task.docs, max_length);
 }
 
 TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const std::string& task,
@@ -220,9 +227,7 @@ TaskReport evaluate_docs(LanguageModel& model, const TextEncoder& encode, const 
 
   const TaskRequests requests =
       build_requests(task, type, docs, encode, options, model.max_length());
-  if (std::string what = answer_too_long(requests, docs, model.max_length()); !what.empty()) {
-    refuse_answer(task, what, model.max_length());
-  }
+  refuse_long_answers(task, requests, docs, model.max_length());
   report.requests = static_cast<int64_t>(requests.tokens.size());
 
   ProgressBar bar(options.progress, is_terminal(options.progress));

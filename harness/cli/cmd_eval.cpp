@@ -140,6 +140,11 @@ int run(Options o) {
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
   const std::vector<evals::LoadedTask> loaded_tasks =
       evals::load_tasks(tasks, data_root(o.data_dir), limit);
+  // An answer longer than the context cannot be scored (lm-eval refuses it too): every task is
+  // checked before the first is scored or stored.
+  for (const evals::LoadedTask& task : loaded_tasks) {
+    evals::require_answers_fit(task, encode, opt, scored.model->shape().context_length);
+  }
   std::unique_ptr<results::Store> store;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 

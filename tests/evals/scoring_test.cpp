@@ -263,12 +263,13 @@ CATCH_TEST_CASE("request records are lm-eval's Instance arguments") {
 }
 
 CATCH_TEST_CASE("an answer longer than the model's context is refused naming the task and document") {
+  // The longest of the answers that do not fit is named, with the count of documents that have one.
   // lm-eval never truncates a continuation: a PIQA answer longer than a small model's context
   // used to fail mid-sweep after training, without naming the task.
   BigramStub model(kV, 4, successor_prob);  // a context of 4 tokens
   const std::vector<Doc> docs = {mc_doc(0, "a", {"bc", "de"}, 0), mc_doc(7, "a", {"b", "bcdefg"}, 1)};
   const std::string expected = "task mc: document 7 has an answer of 7 tokens, longer than the "
-                               "model's context of 4 tokens";
+                               "model's context of 4 tokens (documents with such an answer: 1 of 2)";
   CATCH_CHECK_THROWS_WITH(evaluate_docs(model, char_encoder(), "mc", OutputType::MultipleChoice,
                                         {"acc"}, docs, options()),
                           Catch::Contains(expected));

@@ -67,4 +67,15 @@ db="$tmp/db.sqlite"
 [ "$(sql "$db" "SELECT count(*) FROM evals WHERE task = 'copa'")" = 3 ] || fail "duplicated eval rows"
 [ "$(sql "$db" "SELECT count(*) FROM evals WHERE task = 'copa' AND metric IN ('logprob', 'bits_per_byte') AND value IS NOT NULL")" = 2 ] ||
   fail "copa's gold logprob and bits_per_byte missing"
+
+# A model whose context is shorter than a task's longest answer: refused before anything is
+# scored or stored, naming the task, the longest answer's document and the lengths (copa, listed
+# first, fits and is not scored either).
+"$ATTNBENCH" train --config "$tmp/base.toml" --set train.steps=2 --set model.context_length=16 \
+  --out "$tmp/short" --quiet > "$tmp/train.log" 2>&1 || { cat "$tmp/train.log"; fail "training short"; }
+expect_error "task piqa: document" "$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks copa,piqa \
+  --limit 20 --db "$tmp/short.db"
+grep -qE "has an answer of [0-9]+ tokens, longer than the model's context of 16 tokens \(documents with such an answer: [0-9]+ of 20\)" "$tmp/err" ||
+  { cat "$tmp/err"; fail "lengths"; }
+[ ! -e "$tmp/short.db" ] || fail "an eval refused by its preflight wrote the database"
 echo "ok"

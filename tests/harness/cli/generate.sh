@@ -2,7 +2,8 @@
 # `attnbench generate` end to end: usage errors exit 2 before any work; with $ATTNBENCH_DATA (the
 # GPT-2 tokenizer), a tiny checkpoint trained on a shard of one repeated token ("a") generates
 # exactly --max-gen-toks tokens of it, stops on a stop string within lm-eval's lookback window,
-# left-truncates a long prompt, and refuses --max-gen-toks >= its context length.
+# left-truncates a long prompt, and refuses --max-gen-toks >= its context length; without
+# --max-gen-toks it generates what the prompt leaves of the context, saying so.
 set -euo pipefail
 source "$(dirname "$0")/sweep_fixture.bash"
 tmp=$(mktemp -d)
@@ -50,7 +51,6 @@ TOML
   { cat "$tmp/train.log"; fail "training"; }
 expect_error "--max-gen-toks 32: must be less than the checkpoint's context_length 32" \
   "$A" generate --checkpoint "$tmp/run" --prompt a --max-gen-toks 32
-expect_error "--max-gen-toks 256: must be less than" "$A" generate --checkpoint "$tmp/run" --prompt a
 
 if [ -z "${ATTNBENCH_DATA:-}" ]; then
   echo "skip: ATTNBENCH_DATA is not set; generating needs the GPT-2 tokenizer" >&2
@@ -74,4 +74,13 @@ grep -qx "1 prompt tokens, 3 generated" "$tmp/err" || { cat "$tmp/err"; fail "st
 generate --prompt "$(printf 'word %.0s' {1..40})" --max-gen-toks 30
 [ "$(cat "$tmp/out")" = "$(printf 'a%.0s' {1..30})" ] || { cat "$tmp/out"; fail "expected 30 a's"; }
 grep -qx "41 prompt tokens (left-truncated to the last 2), 30 generated" "$tmp/err" || { cat "$tmp/err"; fail "truncated prompt"; }
+# No --max-gen-toks on a model of context 32: lm-eval's 256 cannot fit, so the room the prompt
+# leaves (31), or half the context when the prompt fills it (16), with a note.
+generate --prompt a
+[ "$(cat "$tmp/out")" = "$(printf 'a%.0s' {1..31})" ] || { cat "$tmp/out"; fail "expected 31 a's"; }
+grep -qF "note: generating at most 31 tokens, the room the 1-token prompt leaves in the model's context of 32" "$tmp/err" ||
+  { cat "$tmp/err"; fail "default note"; }
+generate --prompt "$(printf 'word %.0s' {1..40})"
+grep -qx "41 prompt tokens (left-truncated to the last 16), 16 generated" "$tmp/err" || { cat "$tmp/err"; fail "default on a full context"; }
+grep -qF "half the model's context of 32, since the 41-token prompt fills it" "$tmp/err" || { cat "$tmp/err"; fail "full-context note"; }
 echo PASS
