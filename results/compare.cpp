@@ -248,9 +248,16 @@ bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const st
     if (s.variant.empty()) continue;
     std::vector<double> diffs;
     for (size_t i = 0; i < s.variant.size(); ++i) diffs.push_back(s.variant[i] - s.baseline[i]);
-    const BootstrapResult boot = paired_bootstrap(diffs, req.resamples, req.seed);
     const std::string n = loaded.size() == 1 ? fmt::format("{} items", diffs.size())
                                              : fmt::format("{} items x {} seed pairs", diffs.size(), loaded.size());
+    if (static_cast<int64_t>(diffs.size()) < kMinPairedItems) {
+      const double nan = std::nan("");
+      add_line(out, under.label, {under.index, task, name, kBootstrapTest, n, mean_of(s.baseline),
+                                  mean_of(s.variant), mean_of(diffs), nan, nan, nan,
+                                  fmt::format("too few items: no p below {} (docs/results.md)", kMinPairedItems)});
+      continue;
+    }
+    const BootstrapResult boot = paired_bootstrap(diffs, req.resamples, req.seed);
     add_line(out, under.label, {under.index, task, name, kBootstrapTest, n, mean_of(s.baseline),
                    mean_of(s.variant), boot.mean, boot.std_error,
                    unpaired_std_error(s.variant, s.baseline), boot.p,
@@ -343,6 +350,13 @@ std::optional<size_t> default_baseline_row(const ResultTable& table) {
     if (table.rows[i].n > 0) finished.push_back(i);
   }
   if (finished.size() < 2) return std::nullopt;
+  const auto variant = std::find(table.row_keys.begin(), table.row_keys.end(), kDefaultBaselineKey);
+  if (variant != table.row_keys.end()) {
+    const size_t k = static_cast<size_t>(variant - table.row_keys.begin());
+    for (size_t i : finished) {
+      if (table.rows[i].keys[k] == kDefaultBaselineVariant) return i;
+    }
+  }
   return finished[0];
 }
 

@@ -23,6 +23,16 @@ struct CompareRequest {
   uint64_t seed = 0;          // of the bootstrap's generator: the same inputs give the same p
 };
 
+constexpr const char* kDefaultBaselineKey = "attention.variant";
+constexpr const char* kDefaultBaselineVariant = "softmax";
+
+// The fewest items a paired bootstrap is run on. Below it the bootstrap's p means nothing: when
+// every difference has one sign its p is 2 / (B + 1) at any n (0.0002 with 10,000 resamples from
+// 2 WikiText documents), while the exact sign test cannot go below 2^(1-n) (0.5 at n = 2; 0.05 needs
+// n >= 6), and percentile intervals under-cover at such n. The line then says "too few items" and
+// carries no p, so no table marks it. McNemar's test is exact and runs at any n.
+constexpr int64_t kMinPairedItems = 10;
+
 // The tests, as every line and footnote names them.
 constexpr const char* kBootstrapTest = "paired bootstrap, two-sided (items)";
 constexpr const char* kMcNemarTest = "McNemar exact, two-sided (items)";
@@ -43,9 +53,10 @@ struct Comparison {
   std::vector<std::string> notes;  // facts the reader needs (missing samples, unpaired runs)
 };
 
-// The baseline row when none is named: the table's first row with finished runs (the shipped
-// sweeps list their reference cell first); nullopt when fewer than two rows have finished runs,
-// as there is then nothing to compare.
+// The baseline row when none is named: the first row with finished runs whose attention.variant is
+// softmax (standard attention, what every variant is measured against), else the first row with
+// finished runs; nullopt when fewer than two rows have finished runs, as there is then nothing to
+// compare.
 std::optional<size_t> default_baseline_row(const ResultTable& table);
 
 // Every test of every row against the baseline row. Without request.baseline and without a

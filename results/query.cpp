@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/paper_tasks.h"
 #include "results/runs.h"
 #include "results/sqlite.h"
 #include "results/store.h"
@@ -123,7 +124,24 @@ std::vector<std::string> default_rows(const std::vector<SweepRun>& runs) {
 
 // Model-level attention statistics (layer = head = -1, evals/diagnostics) shown as diagnostic
 // columns: the first table a user sees shows how each variant allocates attention (sink, sparsity).
-constexpr const char* kDiagnostics[] = {"sink_mass", "sparsity"};
+// gu_sink_rate is Gu et al.'s sink rate, Sink_1 (attn_stats sink_k at k = 1).
+constexpr const char* kDiagnostics[] = {"sink_mass", "gu_sink_rate", "sparsity"};
+
+// Sink mass beside what uniform attention gives: query i spreads 1/(i+1) over its i+1 keys, so
+// the mean over the T query rows of a window is H_T / T (0.024 at T = 256): a value near it means
+// no sink, however small it looks.
+void add_uniform_reference(ResultTable& table, const std::set<int64_t>& windows) {
+  std::vector<std::string> refs;
+  for (int64_t t : windows) {
+    double harmonic = 0;
+    for (int64_t i = 1; i <= t; ++i) harmonic += 1.0 / static_cast<double>(i);
+    refs.push_back(fmt::format("{:.3f} at T = {}", harmonic / static_cast<double>(t), t));
+  }
+  table.notes.push_back(
+      "sink mass reference: uniform attention over windows of T tokens gives H_T / T" +
+      (refs.empty() ? std::string(" (the window length is not recorded)") : ": " + join(refs)) +
+      "; softmax without a sink stays near it");
+}
 
 // Every --where and --rows key must be a param of the sweep.
 void check_request(Db& db, const TableRequest& req) {
@@ -156,12 +174,18 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
   }
   Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
                       "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
-                      "a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity')");
+                      "((a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity', 'sink_k_window')) OR "
+                      "(a.idx = 1 AND a.stat = 'sink_k'))");
   s.bind(1, sweep);
   while (s.step()) {
     if (!selected.count(s.text(0))) continue;
-    out.diagnostics_present.insert(s.text(1));
-    out.values[{s.text(0), "attention", s.text(1)}] = {s.optional_real(2), std::nullopt};
+    const std::string stat = s.text(1) == "sink_k" ? "gu_sink_rate" : s.text(1);
+    if (stat == "sink_k_window") {
+      if (!s.is_null(2)) out.sink_windows.insert(static_cast<int64_t>(s.real(2)));
+      continue;
+    }
+    out.diagnostics_present.insert(stat);
+    out.values[{s.text(0), "attention", stat}] = {s.optional_real(2), std::nullopt};
   }
   return out;
 }
@@ -186,7 +210,7 @@ void add_gold_column(ResultTable& table, const std::string& task, MetricChoice c
                      const std::set<std::string>& reported) {
   const bool bpb = choice == MetricChoice::BitsPerByte;
   const std::string metric = metric_choice_name(choice);
-  table.columns.push_back({task, metric, bpb, false});
+  table.columns.push_back(Column::score_of(task, metric, bpb));
   if (!reported.count(metric)) {
     table.notes.push_back(fmt::format("{} reports no {}: shown as missing", task, metric));
   }
@@ -205,9 +229,9 @@ void add_columns(ResultTable& table, const std::vector<std::string>& tasks, Metr
     }
     size_t before = table.columns.size();
     if (m.count("word_perplexity")) {
-      table.columns.push_back({t, "word_perplexity", true, false});
+      table.columns.push_back(Column::score_of(t, "word_perplexity", true));
     } else if (m.count("perplexity")) {
-      table.columns.push_back({t, "perplexity", true, false});
+      table.columns.push_back(Column::score_of(t, "perplexity", true));
     }
     bool has_acc = m.count("acc") || m.count("acc_norm");
     if (has_acc) {
@@ -215,7 +239,7 @@ void add_columns(ResultTable& table, const std::vector<std::string>& tasks, Metr
                            : choice == MetricChoice::AccNorm ? "acc_norm"
                            : m.count("acc_norm")             ? "acc_norm"
                                                              : "acc";
-      table.columns.push_back({t, metric, false, true});
+      table.columns.push_back(Column::accuracy_of(t, metric));
       if (!m.count(metric)) {
         table.notes.push_back(fmt::format("{} reports no {}: shown as missing", t, metric));
       }
@@ -226,8 +250,9 @@ void add_columns(ResultTable& table, const std::vector<std::string>& tasks, Metr
     }
   }
   for (const char* d : kDiagnostics) {
-    if (stored.diagnostics_present.count(d)) table.columns.push_back({"attention", d, false, false, true});
+    if (stored.diagnostics_present.count(d)) table.columns.push_back(Column::diagnostic_of(d));
   }
+  if (stored.diagnostics_present.count("sink_mass")) add_uniform_reference(table, stored.sink_windows);
   for (const Column& c : table.columns) table.has_avg = table.has_avg || c.in_average;
 }
 
@@ -253,6 +278,37 @@ std::vector<RowRuns> add_rows(ResultTable& table, const std::vector<SweepRun>& r
 }
 
 }  // namespace
+
+Column Column::accuracy_of(const std::string& task, const std::string& metric) {
+  Column c;
+  c.task = task;
+  c.metric = metric;
+  c.accuracy = true;
+  c.in_average = is_paper_task(task);
+  return c;
+}
+
+Column Column::score_of(const std::string& task, const std::string& metric, bool lower_is_better) {
+  Column c;
+  c.task = task;
+  c.metric = metric;
+  c.lower_is_better = lower_is_better;
+  return c;
+}
+
+Column Column::diagnostic_of(const std::string& stat) {
+  Column c;
+  c.task = "attention";
+  c.metric = stat;
+  c.diagnostic = true;
+  return c;
+}
+
+Column Column::average() {
+  Column c;
+  c.accuracy = true;
+  return c;
+}
 
 std::vector<std::string> metric_choice_names() {
   return std::vector<std::string>(std::begin(kMetricChoices), std::end(kMetricChoices));

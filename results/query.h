@@ -39,10 +39,20 @@ struct Column {
   std::string task;
   std::string metric;
   bool lower_is_better = false;  // perplexities, bits per byte
-  bool in_average = false;       // accuracies enter the Avg column, perplexities do not
+  bool accuracy = false;         // a fraction of items right, shown in %
+  // An accuracy of one of the paper's nine tasks (core/common/paper_tasks.h): it enters Avg, as
+  // the paper's Avg does; LAMBADA's and Social IQa's accuracies are shown but not averaged.
+  bool in_average = false;
   // An attention statistic of the model (task "attention": sink_mass, sparsity; model-level rows
   // of attn_stats), not a task score: never marked best, never averaged.
   bool diagnostic = false;
+
+  // acc / acc_norm of `task`; in Avg when the task is one of the paper's nine.
+  static Column accuracy_of(const std::string& task, const std::string& metric);
+  // A score where lower is better (perplexity, bits per byte), or higher (logprob): never in Avg.
+  static Column score_of(const std::string& task, const std::string& metric, bool lower_is_better);
+  static Column diagnostic_of(const std::string& stat);  // task "attention"
+  static Column average();  // how the Avg column is formatted: as an accuracy
 };
 
 // `results table --baseline`: a cell's difference to the baseline row's by the test that decides

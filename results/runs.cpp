@@ -9,6 +9,7 @@
 
 #include "core/common/error.h"
 #include "results/sqlite.h"
+#include "results/table.h"
 
 namespace attnbench::results {
 
@@ -145,8 +146,10 @@ std::string show_run_text(const nlohmann::json& j) {
   }
   out += "evals\n";
   for (const auto& e : j["evals"]) {
-    out += fmt::format("  {:<16} {:<16} {}", str(e["task"]), str(e["metric"]), str(e["value"]));
-    if (!e["stderr"].is_null()) out += fmt::format(" ± {}", str(e["stderr"]));
+    const std::optional<double> se =
+        e["stderr"].is_number() ? std::optional<double>(e["stderr"].get<double>()) : std::nullopt;
+    out += fmt::format("  {:<16} {:<16} {}", str(e["task"]), str(e["metric"]),
+                       e["value"].is_number() ? format_with_error(e["value"].get<double>(), se) : str(e["value"]));
     out += fmt::format("  (n {}, limit {}, protocol {}, bos {})\n", str(e["n"]), str(e["limit"]),
                        str(e["protocol_version"]), str(e["bos"]));
   }

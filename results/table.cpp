@@ -1,8 +1,12 @@
 #include "results/table.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/paper_tasks.h"
 #include "core/common/registry.h"
 
 namespace attnbench::results {
@@ -26,8 +30,17 @@ std::string render_table(const ResultTable& table, const std::string& format) {
   return find_table_format(format).render(table);
 }
 
+std::string format_with_error(double value, const std::optional<double>& std_error) {
+  if (!std_error || !std::isfinite(*std_error) || *std_error <= 0 || !std::isfinite(value)) {
+    return fmt::format("{:.4g}", value);
+  }
+  // The decimal place of the error's second significant digit; none below the units.
+  const int decimals = std::max(0, 1 - static_cast<int>(std::floor(std::log10(*std_error))));
+  return fmt::format("{:.{}f} ± {:.{}f}", value, decimals, *std_error, decimals);
+}
+
 std::string format_value(const Column& column, double value) {
-  if (column.in_average) return fmt::format("{:.1f}", 100.0 * value);
+  if (column.accuracy) return fmt::format("{:.1f}", 100.0 * value);
   if (column.diagnostic || column.metric == "bits_per_byte") return fmt::format("{:.3f}", value);
   return fmt::format("{:.2f}", value);
 }
@@ -118,6 +131,19 @@ void baseline_legend(const ResultTable& t, std::vector<std::string>& out) {
   }
 }
 
+// What Avg averages: the accuracies of the paper's nine tasks, as the paper's Avg does; other
+// accuracy columns (LAMBADA, Social IQa) are named as shown but not averaged.
+void avg_legend(const ResultTable& t, std::vector<std::string>& out) {
+  std::vector<std::string> outside;
+  for (const Column& c : t.columns) {
+    if (c.accuracy && !c.in_average) outside.push_back(c.task);
+  }
+  std::string line = "Avg: the mean of the accuracies of the paper's nine tasks (" + join(paper_tasks()) +
+                     ") present in the table";
+  if (!outside.empty()) line += "; " + join(outside) + " shown, not averaged";
+  out.push_back(line + ".");
+}
+
 }  // namespace
 
 std::vector<std::string> table_legend(const ResultTable& t) {
@@ -138,10 +164,8 @@ std::vector<std::string> table_legend(const ResultTable& t) {
       "Sweep {}, metric {}: mean ± sample std (n-1) over the finished runs (seeds) of each row; "
       "n = finished runs; accuracies in %; {} = missing (never 0).",
       t.sweep, t.metric_choice, kMissing));
-  if (ppl) {
-    out.push_back(std::string("↓ lower is better, ↑ higher is better") +
-                  (t.has_avg ? "; Avg is over the accuracy columns only." : "."));
-  }
+  if (ppl) out.push_back("↓ lower is better, ↑ higher is better.");
+  if (t.has_avg) avg_legend(t, out);
   gold_legend(t, out);
   out.push_back("Bold: the best row of a column.");
   if (tie) {
@@ -151,13 +175,15 @@ std::vector<std::string> table_legend(const ResultTable& t) {
   }
   if (no_se) out.push_back("Some cells have no recorded stderr and are not compared with the best.");
   if (diag) {
-    out.push_back("sink mass: mean attention weight on the first token; sparsity: share of exact "
-                  "zeros among causal attention weights; both averaged over layers and heads on "
-                  "held-out text (docs/diagnostics.md); diagnostics, not scores: no best, not in Avg.");
+    out.push_back("sink mass: mean attention weight on the first token; gu_sink_rate: Gu et al.'s "
+                  "sink rate, the share of (window, layer, head) whose mean weight on the first "
+                  "token exceeds epsilon; sparsity: share of exact zeros among causal attention "
+                  "weights; averaged over layers and heads on held-out text (docs/diagnostics.md); "
+                  "diagnostics, not scores: no best, not in Avg.");
   }
   if (partial) out.push_back("(n=k): only k of the row's finished runs have this value.");
   if (incomplete) {
-    out.push_back(fmt::format("{}: Avg over the accuracy columns present only (some are missing): "
+    out.push_back(fmt::format("{}: Avg over the paper's tasks present only (some are missing): "
                               "not comparable with complete rows.", kIncompleteMarker));
   }
   if (t.baseline) baseline_legend(t, out);

@@ -39,6 +39,10 @@ std::string format_value(const Column& column, double value);
 // "45.2 ± 0.3" (n >= 2), "45.2" (n == 1), "" when missing; pm is the "±" spelling of the format.
 std::string format_mean_std(const Column& column, double mean, const std::optional<double>& std,
                             const std::string& pm);
+// "0.60 ± 0.16": a value to the precision of its standard error (the error to two significant
+// digits, the value to the same decimal place); without an error (or a zero one), 4 significant
+// digits. For text meant to be read, where 0.6 ± 0.16329931618554522 claims precision it lacks.
+std::string format_with_error(double value, const std::optional<double>& std_error);
 // "piqa acc_norm ↑", "wikitext word_perplexity ↓".
 std::string column_label(const Column& column);
 // "lazy / false" style label of a row's key values ("—" where a run lacks the param).

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/common/error.h"
+#include "core/common/paper_tasks.h"
 #include "core/common/registry.h"
 #include "evals/tasks/task.h"
 
@@ -12,14 +13,6 @@ namespace {
 Registry<TaskSpec>& registry() {
   static Registry<TaskSpec> tasks("task");  // function-local: safe from init-order issues
   return tasks;
-}
-
-// The nine tasks of the paper's tables, in the order the tables list them.
-const std::vector<std::string>& paper_tasks() {
-  static const std::vector<std::string> nine = {"piqa",          "hellaswag", "winogrande",
-                                                "arc_easy",      "arc_challenge", "boolq",
-                                                "sciq",          "copa",      "openbookqa"};
-  return nine;
 }
 
 std::string trim(const std::string& s) {

@@ -132,7 +132,8 @@ RegisterCommand reg("report", "Static HTML report of a sweep (tables, curves, at
   app.add_flag("--no-heatmaps", o->no_heatmaps, "Do not load checkpoints");
   app.add_option("--baseline", o->baseline,
                  "Baseline row of the paired differences: key=value[,key=value] over the row keys or a "
-                 "run id, as `results compare` takes it (default: the first row with finished runs)");
+                 "run id, as `results compare` takes it (default: the first softmax row with finished "
+                 "runs, else the first row with finished runs)");
   app.add_option("--threads", o->threads, "Intra-op threads (0 = $OMP_NUM_THREADS or all cores)")
       ->check(int_in(0));
   refuse_empty_values(app);

@@ -32,6 +32,7 @@ std::string render_json(const ResultTable& t) {
     j["columns"].push_back({{"task", c.task},
                             {"metric", c.metric},
                             {"lower_is_better", c.lower_is_better},
+                            {"accuracy", c.accuracy},
                             {"in_average", c.in_average}});
   }
   j["rows"] = nlohmann::json::array();

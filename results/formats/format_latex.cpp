@@ -79,7 +79,7 @@ std::string render_latex(const ResultTable& t) {
     return s + " \\\\\n";
   };
   out += join_row(header) + "\\midrule\n";
-  const Column avg_column{"", "", false, true};
+  const Column avg_column = Column::average();
   for (const Row& r : t.rows) {
     std::vector<std::string> cells;
     for (const auto& v : r.keys) cells.push_back(v.empty() ? kMissingTex : escape(v));

@@ -40,7 +40,7 @@ std::string render_markdown(const ResultTable& t) {
   std::vector<std::string> rule;
   for (size_t i = 0; i < header.size(); ++i) rule.push_back(i < header.size() - t.columns.size() - t.has_avg ? "---" : "---:");
   out += line(rule);
-  const Column avg_column{"", "", false, true};
+  const Column avg_column = Column::average();
   for (const Row& r : t.rows) {
     std::vector<std::string> cells;
     for (const auto& v : r.keys) cells.push_back(escape(row_value(v)));

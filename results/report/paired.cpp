@@ -44,7 +44,8 @@ std::string paired_section(const Comparison& c) {
        "a test ignoring the pairing would use. Every p states its test and its n. Tests over items "
        "need per-item samples (<code>attnbench eval --log-samples --db</code>). The same lines as "
        "<code>attnbench results compare</code> (docs/results.md); baseline: <code>attnbench report "
-       "--baseline</code>, else the first row with finished runs.</li>\n";
+       "--baseline</code>, else the first softmax row with finished runs, else the first row with "
+       "finished runs. Tests over items need at least 10 items (docs/results.md).</li>\n";
   return h + "</ul>\n</section>\n";
 }
 

@@ -16,7 +16,7 @@ std::string results_table_html(const ResultTable& t) {
   for (const Column& c : t.columns) h += "<th class=\"num\">" + esc(column_label(c)) + "</th>";
   if (t.has_avg) h += "<th class=\"num\">Avg ↑</th>";
   h += "</tr></thead>\n<tbody>\n";
-  const Column avg_column{"", "", false, true};
+  const Column avg_column = Column::average();
   for (const Row& r : t.rows) {
     h += "<tr>";
     for (const auto& v : r.keys) h += "<td>" + esc(row_value(v)) + "</td>";

@@ -43,10 +43,10 @@ std::string side_by_side_html(const ResultTable& t, const std::vector<RowData>& 
   for (const SummaryColumn* c : stats) h += th(c->doc, c->label);
   if (t.has_avg) h += "<th class=\"num\">Avg acc ↑</th>";
   for (const Column& c : t.columns) {
-    if (c.in_average) h += th(column_label(c), c.task);
+    if (c.accuracy) h += th(column_label(c), c.task);
   }
   h += "</tr></thead>\n<tbody>\n";
-  const Column avg_column{"", "", false, true};
+  const Column avg_column = Column::average();
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const Row& r = t.rows[i];
     h += "<tr><td>" + esc(rows[i].label) + fmt::format("</td><td>{}</td>", r.n);
@@ -57,7 +57,7 @@ std::string side_by_side_html(const ResultTable& t, const std::vector<RowData>& 
                         (r.avg->complete() ? "" : kIncompleteMarker) + "</td>";
     }
     for (size_t c = 0; c < t.columns.size(); ++c) {
-      if (!t.columns[c].in_average) continue;
+      if (!t.columns[c].accuracy) continue;
       const Cell& cell = r.cells[c];
       h += cell.n == 0 ? kMissingCell
                        : "<td class=\"num\">" + esc(format_value(t.columns[c], cell.mean)) +

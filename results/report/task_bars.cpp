@@ -20,7 +20,7 @@ std::string task_bars_section(const ResultTable& table, const ReportOptions& o) 
   c.y_max = 100;
   for (const auto& r : table.rows) c.series.push_back(row_label(table, r));
   for (size_t col = 0; col < table.columns.size(); ++col) {
-    if (!table.columns[col].in_average) continue;  // perplexities are on another scale
+    if (!table.columns[col].accuracy) continue;  // perplexities are on another scale
     c.groups.push_back(table.columns[col].task);
     std::vector<Bar> bars;
     for (const auto& r : table.rows) {

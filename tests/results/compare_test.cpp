@@ -124,3 +124,71 @@ CATCH_TEST_CASE("compare: a bad baseline selector is a usage error naming the ro
   req.resamples = 0;
   CATCH_CHECK_THROWS_AS(compare_to_baseline(store.db(), req), attnbench::UsageError);
 }
+
+CATCH_TEST_CASE("compare: without a baseline, the softmax row is the reference wherever it is listed") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  // lazy is created first, so the table lists it first; softmax is still the default baseline.
+  for (const char* variant : {"lazy", "softmax", "alibi"}) {
+    const std::string id = std::string(variant) + "0";
+    add_run(store, "s", id, {{"attention.variant", variant, "string"}, {"train.seed", "0", "int"}});
+    store.record_evals(id, {eval("copa", "acc", 0.6, 0.05)});
+  }
+  CompareRequest req;
+  req.table.sweep = "s";
+  const ResultTable table = build_table(store.db(), req.table);
+  CATCH_REQUIRE(table.rows[0].keys[0] == "lazy");
+  const auto bi = default_baseline_row(table);
+  CATCH_REQUIRE(bi.has_value());
+  CATCH_CHECK(table.rows[*bi].keys[0] == "softmax");
+  const Comparison c = compare_to_baseline(store.db(), req);
+  CATCH_CHECK_THAT(c.notes[0], Contains("baseline: attention.variant=softmax"));
+  for (const auto& row : c.grid.rows) CATCH_CHECK(row[0] != "attention.variant=softmax");
+
+  // Without a softmax row: the first row with finished runs.
+  ResultTable no_softmax = table;
+  no_softmax.rows.erase(no_softmax.rows.begin() + static_cast<std::ptrdiff_t>(*bi));
+  CATCH_CHECK(default_baseline_row(no_softmax) == std::optional<size_t>(0));
+  // One row with finished runs: nothing to compare.
+  no_softmax.rows.resize(1);
+  CATCH_CHECK_FALSE(default_baseline_row(no_softmax).has_value());
+}
+
+CATCH_TEST_CASE("compare: fewer than 10 paired items give no p and no marker, 10 give one") {
+  for (const int items : {kMinPairedItems - 1, kMinPairedItems}) {
+    CATCH_INFO(items << " items");
+    TempDir dir;
+    Store store = Store::open(dir.path() / "r.db");
+    for (const char* variant : {"softmax", "lazy"}) {
+      const std::string id = std::string(variant) + "0";
+      add_run(store, "s", id, {{"attention.variant", variant, "string"}, {"train.seed", "0", "int"}});
+      store.record_evals(id, {eval("wikitext", "word_perplexity", variant[0] == 'l' ? 30.0 : 40.0, 0)});
+      // Every document better under lazy: the bootstrap alone would say p = 2 / (B + 1).
+      std::vector<Sample> docs;
+      for (int doc = 0; doc < items; ++doc) {
+        docs.push_back({"wikitext", doc, 0, variant[0] == 'l' ? -100.0 : -110.0, false, true, 50});
+      }
+      store.record_samples(id, docs);
+    }
+    CompareRequest req;
+    req.table.sweep = "s";
+    req.baseline = "attention.variant=softmax";
+    req.resamples = 2000;
+    const Comparison c = compare_to_baseline(store.db(), req);
+    const auto& l = line(c, "gold_loglikelihood", "paired bootstrap");
+    CATCH_CHECK(l[4] == std::to_string(items) + " items");
+    CATCH_CHECK(l[7].get<double>() == Approx(10.0));  // the difference is shown either way
+    ResultTable table = build_table(store.db(), req.table);
+    mark_against_baseline(store.db(), table, req);
+    const Cell& cell = table.rows[1].cells[0];
+    if (items < kMinPairedItems) {
+      CATCH_CHECK(l[10].is_null());
+      CATCH_CHECK_THAT(l[11].get<std::string>(), Contains("too few items"));
+      CATCH_CHECK_FALSE(cell.vs_baseline.has_value());
+    } else {
+      CATCH_CHECK(l[10].get<double>() == Approx(2.0 / 2001));
+      CATCH_REQUIRE(cell.vs_baseline.has_value());
+      CATCH_CHECK(cell.vs_baseline->mark == BaselineTest::Mark::Better);
+    }
+  }
+}

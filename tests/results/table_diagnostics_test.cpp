@@ -13,6 +13,7 @@ using attnbench::results::testing::add_run;
 using attnbench::results::testing::eval;
 using attnbench::results::testing::TempDir;
 using Catch::Matchers::Contains;
+using Approx = Catch::Detail::Approx;
 
 CATCH_TEST_CASE("table: sink mass and sparsity columns from model-level attention statistics") {
   TempDir dir;
@@ -53,4 +54,28 @@ CATCH_TEST_CASE("table: sink mass and sparsity columns from model-level attentio
   std::string md = render_table(t, "md");
   CATCH_CHECK_THAT(md, Contains("sink mass") && Contains("0.030") && Contains("0.550"));
   CATCH_CHECK_THAT(md, Contains("not in Avg"));
+}
+
+CATCH_TEST_CASE("table: Gu's sink rate column and the sink mass's uniform-attention reference") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  add_run(store, "s", "soft0", {{"attention.variant", "softmax", "string"}, {"train.seed", "0", "int"}});
+  store.record_evals("soft0", {eval("copa", "acc", 0.5, 0.05)});
+  // Sink_k at k = 1 is Gu et al.'s sink rate; k = 2 is not a column. Windows of T = 4 tokens.
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.30},
+                                    {-1, -1, "sink_k", 1, 0.75},
+                                    {-1, -1, "sink_k", 2, 0.10},
+                                    {-1, -1, "sink_k_window", -1, 4}});
+  TableRequest req;
+  req.sweep = "s";
+  const ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.columns.size() == 3);  // copa acc, sink mass, Gu sink rate
+  CATCH_CHECK(t.columns[2].metric == "gu_sink_rate");
+  CATCH_CHECK(t.columns[2].diagnostic);
+  CATCH_CHECK(t.rows[0].cells[2].mean == Approx(0.75));
+  // Uniform attention over 4 keys: (1 + 1/2 + 1/3 + 1/4) / 4 = 25/48 = 0.521.
+  const std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("sink mass reference: uniform attention over windows of T tokens gives "
+                                "H_T / T: 0.521 at T = 4; softmax without a sink stays near it"));
+  CATCH_CHECK_THAT(md, Contains("gu_sink_rate: Gu et al.'s sink rate"));
 }

@@ -157,7 +157,7 @@ CATCH_TEST_CASE("table: markdown") {
   CATCH_CHECK(lines[4] == "| elastic | false | 1 | 40.0 | 45.0 | 40.00 | 42.5 |");
   CATCH_CHECK(lines[5] == "| elastic | true | 0 | — | — | — | — |");
   CATCH_CHECK_THAT(md, Contains("†: not distinguishable from the bold best"));
-  CATCH_CHECK_THAT(md, Contains("*: Avg over the accuracy columns present only"));
+  CATCH_CHECK_THAT(md, Contains("*: Avg over the paper's tasks present only"));
   CATCH_CHECK_THAT(md, Contains("attention.variant=elastic, attention.renormalize=true: 1 running: not included"));
   CATCH_CHECK_THAT(md, Contains("no recorded stderr"));
   CATCH_CHECK_THAT(md, Contains("(n=k)"));
@@ -297,4 +297,38 @@ CATCH_TEST_CASE("table: --where values are bound, quotes included, and never inj
   TableRequest missing;
   missing.sweep = "abl2";
   CATCH_REQUIRE_THROWS_WITH(f.table(missing), Contains("no sweep 'abl2'"));
+}
+
+CATCH_TEST_CASE("table: Avg is over the paper's nine tasks, LAMBADA's accuracy shown but not averaged") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  add_run(store, "avg", "soft0", {{"attention.variant", "softmax", "string"}, {"train.seed", "0", "int"}});
+  store.record_evals("soft0", {eval("piqa", "acc_norm", 0.60, 0.01), eval("copa", "acc", 0.70, 0.05),
+                               eval("lambada_openai", "acc", 0.10, 0.01),
+                               eval("lambada_openai", "perplexity", 900.0, 10.0)});
+  TableRequest req;
+  req.sweep = "avg";
+  const ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.columns.size() == 4);  // piqa acc_norm, copa acc, lambada perplexity, lambada acc
+  const Column& lambada_acc = t.columns[3];
+  CATCH_CHECK(lambada_acc.task == "lambada_openai");
+  CATCH_CHECK(lambada_acc.accuracy);
+  CATCH_CHECK_FALSE(lambada_acc.in_average);
+  CATCH_CHECK(t.columns[0].in_average);
+  CATCH_CHECK(t.columns[1].in_average);
+  CATCH_REQUIRE(t.rows[0].avg.has_value());
+  CATCH_CHECK(t.rows[0].avg->mean == Approx(0.65));  // (60 + 70) / 2: LAMBADA's 10 is left out
+  CATCH_CHECK(t.rows[0].avg->complete());
+  CATCH_CHECK(format_value(lambada_acc, 0.10) == "10.0");  // still an accuracy, in %
+  const std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("Avg: the mean of the accuracies of the paper's nine tasks (piqa, "));
+  CATCH_CHECK_THAT(md, Contains("; lambada_openai shown, not averaged."));
+}
+
+CATCH_TEST_CASE("table: a value printed with its standard error is rounded to it") {
+  CATCH_CHECK(format_with_error(0.6, 0.16329931618554522) == "0.60 ± 0.16");
+  CATCH_CHECK(format_with_error(18.3712, 1.234) == "18.4 ± 1.2");
+  CATCH_CHECK(format_with_error(123.4, 25.0) == "123 ± 25");
+  CATCH_CHECK(format_with_error(0.5, std::nullopt) == "0.5");
+  CATCH_CHECK(format_with_error(0.123456, 0.0) == "0.1235");  // no error to round to
 }

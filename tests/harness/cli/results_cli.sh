@@ -64,7 +64,8 @@ ATTNBENCH_DB="$db" "$ATTNBENCH" results table --sweep mini --metric acc --format
 python3 - "$tmp/t.json" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
-assert t["columns"] == [{"task": "piqa", "metric": "acc", "lower_is_better": False, "in_average": True}], t
+assert t["columns"] == [{"task": "piqa", "metric": "acc", "lower_is_better": False, "accuracy": True,
+                        "in_average": True}], t
 soft = t["rows"][0]
 assert soft["keys"] == {"attention.variant": "softmax"} and soft["n"] == 2, soft
 assert abs(soft["cells"][0]["mean"] - 0.61) < 1e-12, soft
