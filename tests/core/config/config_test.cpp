@@ -172,7 +172,12 @@ CATCH_TEST_CASE("run ids of existing configs survive the keys added since") {
   {
     const std::string dir = ATTNBENCH_SOURCE_DIR;
     CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/quickstart_run.toml")) == "02bded76b70b");
-    CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/presets/tiny.toml")) == "468ee22242da");
+    // The tiny preset's data paths moved to where the quickstart writes its shards (the old ones
+    // named a folder nothing creates); with the old paths its id is the one printed then.
+    CATCH_CHECK(config_hash(load_run_config(
+                    dir + "/sweeps/presets/tiny.toml",
+                    {"data.train=data/shards/wikipedia_en/wikipedia_en_train_*.bin",
+                     "data.val=data/shards/wikipedia_en/wikipedia_en_val_*.bin"})) == "468ee22242da");
     CATCH_CHECK(config_hash(load_run_config(dir + "/sweeps/presets/125m.toml")) == "80b3e418adc3");
   }
   // Written out at their defaults, the new keys change nothing either.

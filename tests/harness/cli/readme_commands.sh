@@ -54,19 +54,9 @@ EOF
 [ "$(head -1 "$tmp/commands")" = scripts/quickstart ] && [ "$(sed -n 2p "$tmp/commands")" = scripts/test ] ||
   fail "the README must open with scripts/quickstart and scripts/test; it opens with: $(head -2 "$tmp/commands")"
 
-# What the README's placeholders stand for: run.toml, a corpus, llm.c shards under fineweb10B/, the
-# sweep of "Writing a sweep" saved where its text says.
-cat > "$root/run.toml" <<'TOML'
-[model]
-preset = "tiny"
-context_length = 64
-[data]
-train = "runs/shards/wikipedia/*train*.bin"
-val = "runs/shards/wikipedia/*val*.bin"
-[train]
-steps = 4
-batch_size = 2
-TOML
+# What the README's placeholders stand for: a corpus, llm.c shards under fineweb10B/, the sweep of
+# "Writing a sweep" saved where its text says. Run configs are the repository's own (the tiny
+# preset reads the shards the quickstart prepared).
 mkdir -p "$root/corpus"  # one file of the Wikipedia sample: above data prepare's 1M validation tokens
 ln -s "$full_data/pretrain_wikipedia_en/wiki_pages_000.jsonl" "$root/corpus/"
 ln -s runs/shards/wikipedia "$root/fineweb10B"
