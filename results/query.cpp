@@ -161,15 +161,18 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
   for (const SweepRun& r : runs) selected.insert(r.id);
   StoredValues out;
   {
-    Stmt s = db.prepare("SELECT e.run, e.task, e.metric, e.value, e.stderr FROM evals e "
-                        "JOIN sweep_runs sr ON sr.run = e.run WHERE sr.sweep = ? ORDER BY e.rowid");
+    Stmt s = db.prepare("SELECT e.run, e.task, e.metric, e.value, e.stderr, e.n, e.protocol_version, "
+                        "e.bos FROM evals e JOIN sweep_runs sr ON sr.run = e.run WHERE sr.sweep = ? "
+                        "ORDER BY e.rowid");
     s.bind(1, sweep);
     while (s.step()) {
       if (!selected.count(s.text(0))) continue;
       std::string task = s.text(1), metric = s.text(2);
       if (!out.task_metrics.count(task)) out.task_order.push_back(task);
       out.task_metrics[task].insert(metric);
-      out.values[{s.text(0), task, metric}] = {s.optional_real(3), s.optional_real(4)};
+      out.values[{s.text(0), task, metric}] = {
+          s.optional_real(3), s.optional_real(4),
+          fmt::format("{} items, protocol {}, bos {}", s.integer(5), s.text(6), s.text(7))};
     }
   }
   Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
@@ -185,7 +188,7 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
       continue;
     }
     out.diagnostics_present.insert(stat);
-    out.values[{s.text(0), "attention", stat}] = {s.optional_real(2), std::nullopt};
+    out.values[{s.text(0), "attention", stat}] = {s.optional_real(2), std::nullopt, ""};
   }
   return out;
 }
@@ -346,6 +349,7 @@ ResultTable build_table(Db& db, const TableRequest& req) {
   for (size_t c = 0; c < table.columns.size(); ++c) {
     if (!table.columns[c].diagnostic) mark_best(table.rows, c, table.columns[c]);
   }
+  mark_other_scoring(table, row_runs, stored);
   return table;
 }
 

@@ -78,6 +78,9 @@ struct Cell {
   bool best = false;           // the column's best mean
   bool within_std_error = false;  // not the best, but |mean - best| <= sqrt(se^2 + se_best^2)
   std::optional<BaselineTest> vs_baseline;  // with --baseline, when some test applies
+  // Some run of the cell was scored on other items, protocol or BOS policy than most of the
+  // column's (kOtherScoringMarker): the cell does not compare with the rest of its column.
+  bool other_scoring = false;
 };
 
 struct AvgCell {

@@ -54,6 +54,7 @@ std::vector<std::string> table_legend(const ResultTable& table);
 
 constexpr const char* kMissing = "—";          // a missing cell: never 0
 constexpr const char* kTieMarker = "†";        // within the combined stderr of the best
+constexpr const char* kOtherScoringMarker = "‡";  // a run scored on other items/protocol/BOS
 constexpr const char* kIncompleteMarker = "*"; // Avg over the accuracy tasks present only
 constexpr const char* kBetterMarker = "▲";     // better than the --baseline row at p < 0.05
 constexpr const char* kWorseMarker = "▼";      // worse than the --baseline row at p < 0.05

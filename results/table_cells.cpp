@@ -1,12 +1,14 @@
 // The cells of the paper-style table (results/table_cells.h).
 #include "results/table_cells.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "core/common/error.h"
 #include "results/paired.h"
+#include "results/table.h"
 
 namespace attnbench::results {
 
@@ -107,6 +109,36 @@ void mark_best(std::vector<Row>& rows, size_t c, const Column& col) {
       double combined = std::sqrt(*b->std_error * *b->std_error + *cell.std_error * *cell.std_error);
       if (std::abs(cell.mean - b->mean) <= combined) cell.within_std_error = true;
     }
+  }
+}
+
+void mark_other_scoring(ResultTable& table, const std::vector<RowRuns>& row_runs, const StoredValues& stored) {
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    const Column& col = table.columns[c];
+    std::map<std::string, int> runs_of;  // scoring -> runs of the column scored so
+    const auto scoring = [&](const SweepRun* r) -> const std::string* {
+      auto it = stored.values.find({r->id, col.task, col.metric});
+      return it == stored.values.end() || !it->second.value ? nullptr : &it->second.scoring;
+    };
+    for (const RowRuns& rr : row_runs) {
+      for (const SweepRun* r : rr.finished) {
+        if (const std::string* s = scoring(r)) ++runs_of[*s];
+      }
+    }
+    if (runs_of.size() < 2) continue;
+    const auto most = std::max_element(runs_of.begin(), runs_of.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    for (size_t ri = 0; ri < row_runs.size(); ++ri) {
+      for (const SweepRun* r : row_runs[ri].finished) {
+        const std::string* s = scoring(r);
+        if (s && *s != most->first) table.rows[ri].cells[c].other_scoring = true;
+      }
+    }
+    std::vector<std::string> kinds;
+    for (const auto& [s, n] : runs_of) kinds.push_back(fmt::format("{} ({} run{})", s, n, n == 1 ? "" : "s"));
+    table.notes.push_back(fmt::format("{} {}: runs scored differently: {}; {} marks the cells with a run "
+                                      "off the most common ({}), which do not compare with the rest",
+                                      col.task, col.metric, join(kinds, "; "), kOtherScoringMarker, most->first));
   }
 }
 

@@ -26,6 +26,7 @@ struct SweepRun {
 struct EvalValue {
   std::optional<double> value;  // NULL (a non-finite value) counts as missing
   std::optional<double> std_error;
+  std::string scoring;  // what it was computed on: "200 items, protocol P, bos none"; "" for diagnostics
 };
 
 // The stored values of the selected runs: evals (task, metric) and the model-level attention
@@ -50,5 +51,10 @@ void fill_row(Row& row, const RowRuns& runs, const std::vector<Column>& columns,
 
 // Marks the best row of column c, and the rows whose gap to it is inside the combined stderr.
 void mark_best(std::vector<Row>& rows, size_t c, const Column& col);
+
+// A column whose runs were scored on different item counts, protocols or BOS policies mixes
+// numbers that do not compare (a 20-item eval beside 200-item sweep rows): each cell with a run
+// off the column's most common scoring is marked (Cell::other_scoring), with a note naming them.
+void mark_other_scoring(ResultTable& table, const std::vector<RowRuns>& row_runs, const StoredValues& stored);
 
 }  // namespace attnbench::results

@@ -57,6 +57,7 @@ std::string render_json(const ResultTable& t) {
                               {"stderr", opt(c.std_error)},
                               {"best", c.best},
                               {"within_stderr_of_best", c.within_std_error},
+                              {"other_scoring", c.other_scoring},
                               {"vs_baseline", baseline_json(c)}});
     }
     if (r.avg) {

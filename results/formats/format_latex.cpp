@@ -41,6 +41,7 @@ std::string latexify(std::string s) {
   replace("↓", "$\\downarrow$");
   replace("↑", "$\\uparrow$");
   replace(kTieMarker, "$^\\dagger$");
+  replace(kOtherScoringMarker, "$^\\ddagger$");
   replace(kBetterMarker, kBetterTex);
   replace(kWorseMarker, kWorseTex);
   replace(kMissing, "---");
@@ -56,6 +57,7 @@ std::string cell_text(const Column& col, const Cell& cell, int row_n) {
   std::string s = mean;
   if (cell.std) s += "{\\scriptsize$\\pm$" + format_value(col, *cell.std) + "}";
   if (cell.within_std_error) s += "$^\\dagger$";
+  if (cell.other_scoring) s += "$^\\ddagger$";
   const std::string mark = baseline_marker(cell);
   if (!mark.empty()) s += mark == kBetterMarker ? kBetterTex : kWorseTex;
   if (cell.n < row_n) s += fmt::format("{{\\scriptsize (n={})}}", cell.n);

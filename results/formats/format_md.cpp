@@ -18,6 +18,7 @@ std::string cell_text(const Column& col, const Cell& cell, int row_n) {
   std::string s = format_mean_std(col, cell.mean, cell.std, " ± ");
   if (cell.best) s = "**" + s + "**";
   if (cell.within_std_error) s += std::string(" ") + kTieMarker;
+  if (cell.other_scoring) s += std::string(" ") + kOtherScoringMarker;
   if (!baseline_marker(cell).empty()) s += " " + baseline_marker(cell);
   if (cell.n < row_n) s += fmt::format(" (n={})", cell.n);
   return s;

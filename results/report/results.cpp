@@ -31,6 +31,7 @@ std::string results_table_html(const ResultTable& t) {
       std::string s = esc(format_mean_std(t.columns[c], cell.mean, cell.std, " ± "));
       if (cell.best) s = "<b>" + s + "</b>";
       if (cell.within_std_error) s += std::string(" ") + kTieMarker;
+      if (cell.other_scoring) s += std::string(" ") + kOtherScoringMarker;
       if (cell.n < r.n) s += fmt::format(" (n={})", cell.n);
       h += "<td class=\"num\">" + s + "</td>";
     }

@@ -332,3 +332,33 @@ CATCH_TEST_CASE("table: a value printed with its standard error is rounded to it
   CATCH_CHECK(format_with_error(0.5, std::nullopt) == "0.5");
   CATCH_CHECK(format_with_error(0.123456, 0.0) == "0.1235");  // no error to round to
 }
+
+CATCH_TEST_CASE("table: cells scored on other items, protocols or BOS policies are marked and named") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  const char* runs[] = {"soft0", "soft1", "lazy0"};
+  for (const char* id : runs) {
+    add_run(store, "mix", id, {{"attention.variant", id[0] == 's' ? "softmax" : "lazy", "string"},
+                               {"train.seed", std::string(1, id[4]), "int"}});
+  }
+  store.record_evals("soft0", {eval("copa", "acc", 0.60, 0.05), eval("piqa", "acc", 0.5, 0.01)});
+  store.record_evals("soft1", {eval("copa", "acc", 0.62, 0.05), eval("piqa", "acc", 0.5, 0.01)});
+  EvalRow small = eval("copa", "acc", 0.70, 0.1);  // an `eval --limit 20 --db` beside the sweep's 100
+  small.n = 20;
+  EvalRow prepend = eval("piqa", "acc", 0.5, 0.01);  // same items, another BOS policy
+  prepend.bos = "prepend";
+  store.record_evals("lazy0", {small, prepend});
+  TableRequest req;
+  req.sweep = "mix";
+  const ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.rows.size() == 2);
+  CATCH_CHECK_FALSE(t.rows[0].cells[0].other_scoring);  // softmax: the common 100 items
+  CATCH_CHECK(t.rows[1].cells[0].other_scoring);        // lazy's 20 items
+  CATCH_CHECK(t.rows[1].cells[1].other_scoring);        // lazy's BOS policy
+  const std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("‡"));
+  CATCH_CHECK_THAT(md, Contains("copa acc: runs scored differently: 100 items, protocol 1, bos none (2 runs); "
+                                "20 items, protocol 1, bos none (1 run); ‡ marks the cells"));
+  CATCH_CHECK_THAT(md, Contains("piqa acc: runs scored differently"));
+  CATCH_CHECK_THAT(render_table(t, "latex"), Contains("$^\\ddagger$"));
+}
