@@ -253,7 +253,8 @@ std::string render_line_chart(const LineChart& c) {
   Frame f{x0, x1, y0, y1, kLeft, c.width - kRight, kTop, c.height - kBottom, c.log_y};
   std::vector<double> xticks;
   for (double t : xt) {
-    if (t >= x0 - 1e-9 && t <= x1 + 1e-9) xticks.push_back(t);
+    const bool whole = std::abs(t - std::round(t)) < 1e-9;
+    if (t >= x0 - 1e-9 && t <= x1 + 1e-9 && (whole || !c.integer_x)) xticks.push_back(t);
   }
   s += axes(f, xticks, c.log_y ? log_ticks(y0, y1) : yt, c.x_label, c.y_label);
   for (size_t i = 0; i < c.series.size(); ++i) s += band_polygon(f, c.series[i], series_colour(i));

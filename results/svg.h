@@ -31,6 +31,7 @@ struct LineChart {
   int width = 560, height = 320;
   std::optional<double> y_min, y_max;  // fixed y range (e.g. [0, 1] for fractions)
   bool log_y = false;                  // log10 axis (loss); values <= 0 are skipped
+  bool integer_x = false;              // x counts (layers, key positions): ticks at whole numbers only
 };
 
 struct Bar {

@@ -53,6 +53,7 @@ std::string learned_profiles(const std::vector<RowData>& rows, const std::string
       LineChart b;
       b.title = fmt::format("learned {}[h, r], {}, layer {}", stat, r.label, layer);
       b.x_label = "r";
+      b.integer_x = true;
       b.y_label = stat + "[h, r]";
       for (int64_t head : hs) {
         Series s{fmt::format("head {}", head), {}, false};

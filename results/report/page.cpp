@@ -127,6 +127,7 @@ std::string per_layer_chart(const std::vector<RowData>& rows, const LayerPlot& p
   LineChart c;
   c.title = p.title;
   c.x_label = "layer";
+  c.integer_x = true;
   c.y_label = p.stat;
   c.y_min = p.y_min;
   c.y_max = p.y_max;

@@ -11,8 +11,9 @@
 //   diagnostics    model-level attention summaries (attn_stats rows with layer = head = -1)
 //   sink-rate      Sink_k and alpha_k of Gu et al. by key position k, one line per row, alpha_k
 //                  beside its uniform baseline
-//   loss-curves    training and validation loss: a row's mean over seeds with its min..max band,
-//                  single runs and unfinished runs as plain lines (metrics table)
+//   loss-curves    training loss raw and smoothed (TensorBoard's debiased EMA) and validation
+//                  loss: a row's mean over seeds with its min..max band, single runs and
+//                  unfinished runs as plain lines (metrics table)
 //   task-bars      per-task accuracy of every row, whiskers = standard error of the mean
 //   attention      sink mass, sparsity, non-zero ratio, sink rate and entropy per layer, one line
 //                  per row (layer rows, head = -1)

@@ -46,6 +46,7 @@ std::string sink_k_table_and_chart(const std::vector<RowData>& rows, int64_t pos
   c.title = "Sink_k: share of (window, layer, head) with alpha_k > epsilon";
   c.x_label = "key position k";
   c.y_label = "Sink_k";
+  c.integer_x = true;
   c.y_min = 0;
   c.y_max = 1;
   for (const auto& r : rows) {
@@ -73,6 +74,7 @@ std::string alpha_k_chart(const std::vector<RowData>& rows, int64_t positions, c
   c.title = "alpha_k: mean weight on key k (dashed: uniform attention)";
   c.x_label = "key position k";
   c.y_label = "alpha_k";
+  c.integer_x = true;
   c.y_min = 0;
   std::map<double, Series> uniform;  // window T -> its baseline
   for (const auto& r : rows) {

@@ -120,6 +120,7 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
   // Every figure the page shows exists beside it.
   const auto files = referenced_files(html);
   CATCH_CHECK(files.count("loss.svg") == 1);
+  CATCH_CHECK(files.count("loss_smoothed.svg") == 1);  // the training loss's trend beside the raw steps
   CATCH_CHECK(files.count("task_bars.svg") == 1);
   CATCH_CHECK(files.count("sink_mass_per_layer.svg") == 1);
   CATCH_CHECK(files.count("sparsity_per_layer.svg") == 1);
@@ -462,6 +463,18 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   CATCH_CHECK_THAT(stacked, Contains("y=\"335.7\" text-anchor=\"start\">a</text>"));
   CATCH_CHECK_THAT(stacked, Contains("y=\"347.7\" text-anchor=\"start\">b</text>"));
   CATCH_CHECK_THAT(render_scatter_chart(ScatterChart{}), Contains("no data"));
+
+  // Two layers: ticks at layer 0 and 1 only, not at 0.2, 0.4, ... (y kept away from those values).
+  LineChart layers;
+  layers.y_min = 10;
+  layers.y_max = 20;
+  layers.series.push_back({"r", {{0, 12}, {1, 14}}, true});
+  CATCH_CHECK_THAT(render_line_chart(layers), Contains(">0.2<"));
+  layers.integer_x = true;
+  const std::string whole = render_line_chart(layers);
+  CATCH_CHECK(whole.find(">0.2<") == std::string::npos);
+  CATCH_CHECK(whole.find(">0.5<") == std::string::npos);
+  CATCH_CHECK_THAT(whole, Contains(">0<") && Contains(">1<"));
 
   LineChart empty;
   empty.title = "nothing";
