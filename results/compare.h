@@ -63,6 +63,10 @@ std::optional<size_t> default_baseline_row(const ResultTable& table);
 // default_baseline_row, no lines and a note saying so.
 Comparison compare_to_baseline(Db& db, const CompareRequest& request);
 
+// The lines as text for a terminal of 100 columns: per row its label, then task, metric, test,
+// n, diff, se and p; with `details`, each line's baseline and row values, unpaired se and detail.
+std::string render_comparison_text(const Comparison& comparison, bool details);
+
 // `results table --baseline`: runs the tests of compare_to_baseline on `table` (built by
 // build_table from request.table) and sets each cell's vs_baseline to the line that decides it:
 // the paired bootstrap over items of the column's measure (acc for acc; the gold log-likelihood

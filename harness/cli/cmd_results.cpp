@@ -40,6 +40,7 @@ struct Options {
   std::string baseline;
   int64_t resamples = 10000;
   uint64_t seed = 0;
+  bool details = false;
   // runs
   std::string status;
   // show, curves
@@ -113,7 +114,7 @@ int run_compare(const Options& o) {
   }
   r::Store store = open_read_only(o);
   r::Comparison c = r::compare_to_baseline(store.db(), req);
-  std::cout << r::render_grid(c.grid, format);
+  std::cout << (format == "table" ? r::render_comparison_text(c, o.details) : r::render_grid(c.grid, format));
   // Notes go to stderr, so that csv and json on stdout stay machine-readable.
   for (const std::string& note : c.notes) std::cerr << "note: " << note << ".\n";
   return 0;
@@ -216,6 +217,9 @@ const RegisterCommand reg_compare(
   cmd.add_option("--seed", o->seed, "Seed of the bootstrap's resampling (default 0)")
       ->check(int_in(0, std::numeric_limits<int64_t>::max()));  // CLI11 reads -1 as 2^64 - 1
   cmd.add_option("--format", o->format, "table (default) | csv | json");
+  cmd.add_flag("--details", o->details,
+               "Under each line of the table: the baseline and row values, unpaired se and the "
+               "test's detail (csv and json always carry them)");
   add_db_option(&cmd, *o);
   refuse_empty_values(cmd);
   return [o] { return run_compare(*o); };

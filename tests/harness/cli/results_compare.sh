@@ -48,11 +48,18 @@ PY
 
 "$ATTNBENCH" results compare --sweep mini --baseline attention.variant=softmax --db "$db" \
   > "$tmp/t.txt" 2> "$tmp/t.err"
-# McNemar: p = 2 * 2^-7 = 0.015625 over 30 pairs; each line names its test and its n.
-grep -qE '^attention.variant=lazy +copa +acc +McNemar exact, two-sided \(items\) +30 pairs .* 0.015625 ' "$tmp/t.txt" \
+# McNemar: p = 2 * 2^-7 = 0.015625 over 30 pairs; each line names its test and its n, under its
+# row's label, and fits 100 columns.
+grep -qx 'attention.variant=lazy' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "row label"; }
+grep -qE '^  copa +acc +McNemar +30 pairs +[-+0-9.e]+ +— +0.016$' "$tmp/t.txt" \
   || { cat "$tmp/t.txt"; fail "McNemar line"; }
-grep -qE 'paired bootstrap, two-sided \(items\) +30 items ' "$tmp/t.txt" || fail "bootstrap line"
-grep -qE 'Welch t, one-sided \(seeds\) +1 vs 1 seeds .*no p: needs >= 2 seeds' "$tmp/t.txt" || fail "Welch line"
+grep -qE '^  copa +acc +bootstrap +30 items ' "$tmp/t.txt" || fail "bootstrap line"
+grep -qE '^  copa +acc +Welch +1 vs 1 seeds ' "$tmp/t.txt" || fail "Welch line"
+grep -qF "McNemar = McNemar exact, two-sided (items)" "$tmp/t.txt" || fail "test legend"
+python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > 100 for l in open(sys.argv[1], encoding="utf-8")))' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "a line over 100 columns"; }
+"$ATTNBENCH" results compare --sweep mini --baseline attention.variant=softmax --db "$db" --details \
+  > "$tmp/d.txt" 2> /dev/null
+grep -qE '^      baseline .*no p: needs >= 2 seeds' "$tmp/d.txt" || { cat "$tmp/d.txt"; fail "--details"; }
 grep -qF "note: baseline: attention.variant=softmax (1 finished run(s))" "$tmp/t.err" || fail "note"
 grep -q "note" "$tmp/t.txt" && fail "notes belong on stderr"
 
