@@ -8,12 +8,25 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$ATTNBENCH" variants > "$tmp/table"
+# The listing: one entry per variant (name and description), every line within 100 columns; the
+# details (backends, parameters) with --details or for the variants named.
+"$ATTNBENCH" variants > "$tmp/short"
+"$ATTNBENCH" variants --details > "$tmp/table"
 for name in alibi elastic lazy rope_bias sigmoid softmax; do
-  grep -q "^$name\$" "$tmp/table" || fail "variant $name missing from the listing"
+  grep -qE "^$name +[A-Za-z]" "$tmp/short" || fail "variant $name missing from the short listing"
+  grep -q "^$name\$" "$tmp/table" || fail "variant $name missing from the detailed listing"
 done
-grep -q 'tau_form .*one of per_head_over_len | per_token | per_head_const; when normalizer is elastic' \
-  "$tmp/table" || fail "tau_form's allowed values and condition missing from the listing"
+grep -q "tau_form" "$tmp/short" && fail "the short listing shows parameters"
+tr '\n' ' ' < "$tmp/table" | tr -s ' ' | grep -qF 'tau_form string = "per_head_over_len"; one of per_head_over_len | per_token | per_head_const; when normalizer is elastic' ||
+  fail "tau_form's allowed values and condition missing from the listing"
+python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > 100 for f in sys.argv[1:] for l in open(f, encoding="utf-8")))' \
+  "$tmp/short" "$tmp/table" || fail "a line over 100 columns"
+"$ATTNBENCH" variants lazy > "$tmp/lazy"
+grep -q "^lazy\$" "$tmp/lazy" && grep -q "    tau_form " "$tmp/lazy" || fail "variants lazy lacks its details"
+grep -q "^softmax" "$tmp/lazy" && fail "variants lazy lists softmax"
+rc=0
+"$ATTNBENCH" variants lazzy > /dev/null 2> "$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -qF "did you mean 'lazy'" "$tmp/err" || fail "an unknown name: exit $rc, $(cat "$tmp/err")"
 
 "$ATTNBENCH" variants --format json > "$tmp/json"
 python3 - "$tmp/json" "$ATTNBENCH_SOURCE_DIR/variants" "$tmp/table" <<'PY'
@@ -30,11 +43,21 @@ for v in variants.values():
         assert set(p) == {"name", "type", "default", "allowed", "min", "max", "doc", "applies_if"}, p
 # The listing's backends line of each variant (the line after its description) says what the
 # JSON's kernels says: "eager only" when no fused kernel serves it, else "eager + <kernels>".
+# The backends text runs from "  backends:", after the description, to the first parameter line
+# (both wrapped at 100 columns).
 listing = open(sys.argv[3]).read().split("\n")
 for name, v in variants.items():
-    line = listing[listing.index(name) + 2]
-    want = "  backends: " + ("eager + " + v["kernels"] if v["kernels"] else "eager only")
-    assert line == want, (name, line, want)
+    at = listing.index(name) + 1
+    while not listing[at].startswith("  backends: "):  # after the (wrapped) description
+        at += 1
+    text = [listing[at][len("  backends: "):]]
+    first_param = "    " + v["parameters"][0]["name"] + " " if v["parameters"] else None
+    while at + 1 < len(listing) and listing[at + 1].startswith("    ") and not (
+            first_param and listing[at + 1].startswith(first_param)):
+        at += 1
+        text.append(listing[at].strip())
+    want = "eager + " + v["kernels"] if v["kernels"] else "eager only"
+    assert " ".join(text) == want, (name, text, want)
 lazy = {p["name"]: p for p in variants["lazy"]["parameters"]}
 assert lazy["position"]["default"] == "rope+distance_bias"
 assert lazy["position"]["allowed"] == ["none", "rope", "alibi", "distance_bias", "rope+distance_bias"]
