@@ -328,6 +328,12 @@ std::string render_bar_chart(const BarChart& c) {
                          cx, lo, hi, cx - 3, cx + 3);
       }
     }
+    if (g < c.reference.size() && c.reference[g] && std::isfinite(*c.reference[g])) {
+      s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\" "
+                       "stroke-dasharray=\"4 3\"><title>{}: {:.4g}</title></line>\n",
+                       gx + group_w * 0.05, f.sy(*c.reference[g]), gx + group_w * 0.95, f.sy(*c.reference[g]),
+                       xml_escape(c.groups[g]), *c.reference[g]);
+    }
   }
   s += legend(c.series, c.height - 2, c.width);
   return s + "</svg>\n";

@@ -44,6 +44,8 @@ struct BarChart {
   std::vector<std::string> groups;       // x categories (tasks)
   std::vector<std::string> series;       // bars within a group (variants)
   std::vector<std::vector<Bar>> values;  // [group][series]
+  // Per group: a dashed line across it at this value (e.g. the chance level 1/choices), or none.
+  std::vector<std::optional<double>> reference;
   int width = 720, height = 340;
   std::optional<double> y_min, y_max;
 };

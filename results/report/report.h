@@ -14,7 +14,8 @@
 //   loss-curves    training loss raw and smoothed (TensorBoard's debiased EMA) and validation
 //                  loss: a row's mean over seeds with its min..max band, single runs and
 //                  unfinished runs as plain lines (metrics table)
-//   task-bars      per-task accuracy of every row, whiskers = standard error of the mean
+//   task-bars      per-task accuracy of every row, whiskers = standard error of the mean, dashed
+//                  = chance (1 / choices, from the samples)
 //   attention      sink mass, sparsity, non-zero ratio, sink rate and entropy per layer, one line
 //                  per row (layer rows, head = -1)
 //   hidden-states  massive activations, top |h|, kurtosis, mean cosine and effective rank of the

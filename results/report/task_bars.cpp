@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "results/report/page.h"
+#include "results/sqlite.h"
 #include "results/svg.h"
 #include "results/table.h"
 
@@ -11,8 +12,30 @@ namespace attnbench::results {
 
 namespace {
 
-// Per-task accuracy bars.
-std::string task_bars_section(const ResultTable& table, const ReportOptions& o) {
+// The accuracy of guessing: the mean over a run's scored documents of 1 / their choices, read from
+// its samples (one request per choice); nullopt without samples, or when some document has a single
+// request (LAMBADA's exact match, whose chance is about 0, not 1).
+std::optional<double> chance_level(Db& db, const ResultTable& table, const std::string& task) {
+  for (const Row& r : table.rows) {
+    for (const std::string& run : r.runs) {
+      Stmt s = db.prepare("SELECT count(*) FROM samples WHERE run = ? AND task = ? GROUP BY doc");
+      s.bind_all(run, task);
+      double sum = 0;
+      int64_t docs = 0;
+      bool single = false;
+      while (s.step()) {
+        single = single || s.integer(0) < 2;
+        sum += 1.0 / static_cast<double>(s.integer(0));
+        ++docs;
+      }
+      if (docs > 0) return single ? std::nullopt : std::optional<double>(sum / static_cast<double>(docs));
+    }
+  }
+  return std::nullopt;
+}
+
+// Per-task accuracy bars, each task's chance level dashed across its group.
+std::string task_bars_section(Db& db, const ResultTable& table, const ReportOptions& o) {
   std::string h = "<section id=\"task-bars\">\n<h2>Per-task accuracy</h2>\n";
   BarChart c;
   c.title = "accuracy per task (%), whiskers: standard error of the mean";
@@ -22,6 +45,8 @@ std::string task_bars_section(const ResultTable& table, const ReportOptions& o) 
   for (size_t col = 0; col < table.columns.size(); ++col) {
     if (!table.columns[col].accuracy) continue;  // perplexities are on another scale
     c.groups.push_back(table.columns[col].task);
+    const std::optional<double> chance = chance_level(db, table, table.columns[col].task);
+    c.reference.push_back(chance ? std::optional<double>(100 * *chance) : std::nullopt);
     std::vector<Bar> bars;
     for (const auto& r : table.rows) {
       const Cell& cell = r.cells[col];
@@ -38,13 +63,14 @@ std::string task_bars_section(const ResultTable& table, const ReportOptions& o) 
     c.width = std::max(720, 80 + static_cast<int>(c.groups.size() * (20 + 14 * c.series.size())));
     write_text(o.out / "task_bars.svg", render_bar_chart(c));
     h += figure("task_bars.svg", "accuracy per task and row (" + table.metric_choice +
-                                     " metric choice); perplexities are in the table only");
+                                     " metric choice), dashed: chance (1 / choices over the items "
+                                     "scored); perplexities are in the table only");
   }
   return h + "</section>\n";
 }
 
 std::string render(const ReportPage& page) {
-  return task_bars_section(page.table, page.options);
+  return task_bars_section(page.db, page.table, page.options);
 }
 
 ReportSection section() {

@@ -345,6 +345,9 @@ CATCH_TEST_CASE("report: the paired-difference table against the first row or --
                                  "missing\">—</td><td class=\"num\">0.375</td>"));
   CATCH_CHECK_THAT(sec, Contains("<td>paired bootstrap, two-sided (items)</td><td>20 items</td>"));
   CATCH_CHECK_THAT(sec, Contains("baseline: attention.variant=softmax (1 finished run(s))"));
+  // The per-task bars draw PIQA's chance level from the samples: two requests per item, 50%.
+  CATCH_CHECK_THAT(slurp(dir / "report" / "task_bars.svg"),
+                   Contains("stroke-dasharray=\"4 3\"><title>piqa: 50</title></line>"));
 
   // --baseline names the other row: the differences change sign.
   o.baseline = "attention.variant=lazy";
