@@ -233,6 +233,17 @@ void Store::add_pending_runs(const std::string& sweep, const std::vector<Pending
   tx.commit();
 }
 
+void Store::remove_from_sweep(const std::string& sweep, const std::vector<std::string>& run_ids) {
+  std::lock_guard lock(impl_->mutex);
+  Transaction tx(impl_->db);
+  Stmt del = impl_->db.prepare("DELETE FROM sweep_runs WHERE sweep = ? AND run = ?");
+  for (const std::string& id : run_ids) {
+    del.bind_all(sweep, id).run();
+    del.reset();
+  }
+  tx.commit();
+}
+
 ClaimResult Store::claim_run(const std::string& sweep, const PendingRun& run,
                              const RunMetadata& metadata, const ClaimOptions& options) {
   std::lock_guard lock(impl_->mutex);

@@ -113,6 +113,10 @@ class Store {
   // what is still to do and tables list cells in the sweep file's order, not in the order in which
   // parallel or resumed runs happened to start.
   void add_pending_runs(const std::string& sweep, const std::vector<PendingRun>& runs);
+  // Takes the runs out of the sweep (its tables, report and listings), in one transaction. Their
+  // rows (config, metrics, evals, samples, statistics) stay, as does their membership of any other
+  // sweep: `sweep --prune` for runs an edited sweep file no longer lists.
+  void remove_from_sweep(const std::string& sweep, const std::vector<std::string>& run_ids);
 
   // Atomically decides whether this Store may run `run.id`, and if so marks it running under this
   // Store's owner (host:pid) with a fresh heartbeat, records its metadata and adds it to `sweep`

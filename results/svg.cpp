@@ -275,6 +275,27 @@ bool drawable(const Bar& b) {
 
 }  // namespace
 
+namespace {
+
+// One bar of series i at x, bar_w wide, with its whisker.
+std::string bar(const Frame& f, const Bar& b, const std::string& series, size_t i, double x, double bar_w) {
+  const double top = f.sy(std::max(*b.value, 0.0)), base = f.sy(std::min(*b.value, 0.0));
+  std::string s = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
+                              "<title>{}: {:.4g}{}</title></rect>\n",
+                              x, top, bar_w * 0.92, std::max(0.5, base - top), series_colour(i),
+                              xml_escape(series), *b.value,
+                              b.whisker ? fmt::format(" ± {:.2g}", *b.whisker) : "");
+  if (b.whisker && *b.whisker > 0) {
+    const double cx = x + bar_w * 0.46, lo = f.sy(*b.value - *b.whisker), hi = f.sy(*b.value + *b.whisker);
+    s += fmt::format("<path d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}M{3:.1f},{2:.1f}H{4:.1f}\" "
+                     "stroke=\"#222\" fill=\"none\"/>\n",
+                     cx, lo, hi, cx - 3, cx + 3);
+  }
+  return s;
+}
+
+}  // namespace
+
 std::string render_bar_chart(const BarChart& c) {
   double y0 = 0, y1 = 0;
   bool any = false;
@@ -311,22 +332,7 @@ std::string render_bar_chart(const BarChart& c) {
     s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", gx + group_w / 2,
                      f.py1 + 16, xml_escape(c.groups[g]));
     for (size_t i = 0; i < c.series.size() && g < c.values.size() && i < c.values[g].size(); ++i) {
-      const Bar& b = c.values[g][i];
-      if (!drawable(b)) continue;
-      const double x = gx + group_w * 0.1 + i * bar_w;
-      const double top = f.sy(std::max(*b.value, 0.0)), base = f.sy(std::min(*b.value, 0.0));
-      s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
-                       "<title>{}: {:.4g}{}</title></rect>\n",
-                       x, top, bar_w * 0.92, std::max(0.5, base - top), series_colour(i),
-                       xml_escape(c.series[i]), *b.value,
-                       b.whisker ? fmt::format(" ± {:.2g}", *b.whisker) : "");
-      if (b.whisker && *b.whisker > 0) {
-        const double cx = x + bar_w * 0.46, lo = f.sy(*b.value - *b.whisker),
-                     hi = f.sy(*b.value + *b.whisker);
-        s += fmt::format("<path d=\"M{0:.1f},{1:.1f}V{2:.1f}M{3:.1f},{1:.1f}H{4:.1f}M{3:.1f},{2:.1f}H{4:.1f}\" "
-                         "stroke=\"#222\" fill=\"none\"/>\n",
-                         cx, lo, hi, cx - 3, cx + 3);
-      }
+      if (drawable(c.values[g][i])) s += bar(f, c.values[g][i], c.series[i], i, gx + group_w * 0.1 + i * bar_w, bar_w);
     }
     if (g < c.reference.size() && c.reference[g] && std::isfinite(*c.reference[g])) {
       s += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#222\" "

@@ -1,4 +1,4 @@
-// attnbench sweep FILE [--dry-run] [--jobs N] [--db PATH] [--only CELL] [--retry-failed]
+// attnbench sweep FILE [--dry-run] [--prune] [--jobs N] [--db PATH] [--only CELL] [--retry-failed]
 //                      [--slurm OUT.sbatch] [--runs-dir DIR] [--data-dir D] [--quiet]
 //                      [--gpus-per-cell G] [--nodes-per-cell N] [--dist-timeout SECONDS]
 // Expands a sweep file into cells and runs them (docs/sweeps.md). Exit codes: 0 every cell finished
@@ -56,6 +56,9 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
   app.add_option("FILE", *file, "Sweep file (TOML; docs/sweeps.md)")->required();
   app.add_flag("--dry-run", o->dry_run,
                "Print the expanded cells (run id, label) and what would run or be skipped");
+  app.add_flag("--prune", o->prune,
+               "Take the runs the file no longer lists (an edited sweep) out of the sweep, printing "
+               "each; their rows stay in the database. Runs nothing");
   app.add_option("--jobs,-j", o->jobs,
                  "Cells run in parallel, each in its own process with threads / N threads")
       ->default_val(1)

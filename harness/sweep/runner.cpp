@@ -31,6 +31,7 @@
 #include "harness/sweep/cell_run.h"
 #include "harness/sweep/expand.h"
 #include "harness/sweep/parallel.h"
+#include "harness/sweep/prune.h"
 #include "harness/sweep/slurm.h"
 #include "train/preflight.h"
 #include "model/pretrained/hf_folder.h"
@@ -388,6 +389,10 @@ static void check_options(const SweepOptions& o) {
   if (o.jobs < 1) throw UsageError("--jobs must be at least 1");
   if (o.limit && *o.limit < 1) throw UsageError("--limit must be at least 1 (omit it for all items)");
   if (o.runs_dir.empty()) throw UsageError("--runs-dir must not be empty");
+  if (o.prune && (o.dry_run || !o.only.empty() || !o.slurm.empty())) {
+    throw UsageError("--prune takes runs out of the sweep and runs nothing: it does not combine with "
+                     "--dry-run, --only or --slurm");
+  }
   check_rank_counts(cell_launch(o));
 }
 
@@ -457,6 +462,8 @@ int run_sweep(const SweepOptions& o) {
   }
   const fs::path db = results::default_db_path(o.db);
 
+  if (o.prune) return prune_sweep(sweep, e, db);
+  if (o.only.empty() && o.slurm.empty()) note_stale_runs(sweep, stale_runs(sweep, e, db));
   if (!o.slurm.empty()) return slurm_array(sweep, cells, o, db);
   if (o.dry_run) return dry_run(sweep, e, cells, db, o);
 

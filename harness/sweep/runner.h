@@ -15,6 +15,7 @@ namespace attnbench::sweep {
 struct SweepOptions {
   std::filesystem::path file;
   bool dry_run = false;
+  bool prune = false;  // take the runs the file no longer lists out of the sweep, run nothing
   int jobs = 1;                  // cells run in parallel, each in its own child process
   std::string db;                // --db; "" = results::default_db_path
   std::string only;              // run just this cell (run id, id prefix or label)
