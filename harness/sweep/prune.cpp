@@ -15,7 +15,16 @@ namespace attnbench::sweep {
 
 namespace fs = std::filesystem;
 
-std::vector<StaleRun> stale_runs(const SweepFile& sweep, const Expansion& e, const fs::path& db) {
+namespace {
+
+// The sweep's trained members (runs of [[pretrained]] entries, labelled "pretrained=...", are never
+// stale: their ids come from their weights) and those of them the expansion lacks, read once.
+struct Membership {
+  std::vector<StaleRun> stale;
+  size_t trained = 0;
+};
+
+Membership membership(const SweepFile& sweep, const Expansion& e, const fs::path& db) {
   std::optional<results::Store> store = results::Store::open_if_results(db);
   if (!store) return {};
   {
@@ -25,12 +34,19 @@ std::vector<StaleRun> stale_runs(const SweepFile& sweep, const Expansion& e, con
   }
   std::set<std::string> cells;
   for (const Cell& c : e.cells) cells.insert(c.id);
-  std::vector<StaleRun> out;
+  Membership out;
   for (const results::SweepMember& m : results::sweep_members(store->db(), sweep.name)) {
-    if (cells.count(m.id) || m.cell.rfind("pretrained=", 0) == 0) continue;
-    out.push_back({m.id, m.cell, m.status});
+    if (m.cell.rfind("pretrained=", 0) == 0) continue;
+    ++out.trained;
+    if (!cells.count(m.id)) out.stale.push_back({m.id, m.cell, m.status});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<StaleRun> stale_runs(const SweepFile& sweep, const Expansion& e, const fs::path& db) {
+  return membership(sweep, e, db).stale;
 }
 
 void note_stale_runs(const SweepFile& sweep, const std::vector<StaleRun>& stale) {
@@ -44,17 +60,11 @@ void note_stale_runs(const SweepFile& sweep, const std::vector<StaleRun>& stale)
 }
 
 int prune_sweep(const SweepFile& sweep, const Expansion& e, const fs::path& db) {
-  const std::vector<StaleRun> stale = stale_runs(sweep, e, db);
-  std::optional<results::Store> store = results::Store::open_if_results(db);
+  const Membership members = membership(sweep, e, db);
+  const std::vector<StaleRun>& stale = members.stale;
   // Every member stale is what a sweep run with --set options (which enter the run ids) looks
   // like when pruned without them: refused rather than emptying the sweep.
-  size_t trained = 0;
-  if (!stale.empty()) {
-    for (const results::SweepMember& m : results::sweep_members(store->db(), sweep.name)) {
-      trained += m.cell.rfind("pretrained=", 0) != 0;
-    }
-  }
-  if (!stale.empty() && stale.size() == trained) {
+  if (!stale.empty() && stale.size() == members.trained) {
     throw UsageError(fmt::format(
         "--prune: none of the {} trained runs of sweep {} is a cell of {}: were they made with --set "
         "options (which change the run ids)? Pass the same ones; to start a sweep afresh, rename it",
@@ -70,7 +80,6 @@ int prune_sweep(const SweepFile& sweep, const Expansion& e, const fs::path& db) 
     ids.push_back(r.id);
     fmt::print("taken out of sweep {}: {}  {:<11}  {}\n", sweep.name, r.id, r.status, r.cell);
   }
-  store.reset();  // the read-only connection; the write goes through a writer
   results::Store::open(db).remove_from_sweep(sweep.name, ids);
   fmt::print("sweep {}: {} run(s) taken out; their rows stay in {} (attnbench results show RUN)\n",
              sweep.name, ids.size(), db.string());
