@@ -46,14 +46,17 @@ int ai2_gold(const JsonRow& row, const Ai2Question& q, const std::string& key) {
 }
 
 TaskFiles arc_files(const std::string& set) {
-  const std::string folder = set == "Easy" ? "arc_easy" : "arc_challenge";
-  return {folder,
-          "ARC-" + set + "-Test.jsonl",
-          "AI2 ARC-V1-Feb2018 JSONL: {\"id\", \"question\": {\"stem\", \"choices\": [{\"text\", "
-          "\"label\"}]}, \"answerKey\"}",
-          {"hf_format/test.jsonl", "hf_format/ARC-" + set + "-test.jsonl"},
-          "allenai/ai2_arc JSONL: {\"id\", \"question\", \"choices\": {\"text\", \"label\"}, "
-          "\"answerKey\"}"};
+  TaskFiles f;
+  f.folder = set == "Easy" ? "arc_easy" : "arc_challenge";
+  f.official = "ARC-" + set + "-Test.jsonl";
+  f.official_layout =
+      "AI2 ARC-V1-Feb2018 JSONL: {\"id\", \"question\": {\"stem\", \"choices\": [{\"text\", "
+      "\"label\"}]}, \"answerKey\"}";
+  f.hub = {"hf_format/test.jsonl", "hf_format/ARC-" + set + "-test.jsonl"};
+  f.hub_layout =
+      "allenai/ai2_arc JSONL: {\"id\", \"question\", \"choices\": {\"text\", \"label\"}, "
+      "\"answerKey\"}";
+  return f;
 }
 
 TaskSpec arc_task(const std::string& set, const std::string& description) {
@@ -72,9 +75,8 @@ TaskSpec arc_task(const std::string& set, const std::string& description) {
 }
 
 std::vector<Doc> load_arc(const std::filesystem::path& data_root, const TaskFiles& files) {
-  const auto file = locate(data_root, files);
   std::vector<Doc> docs;
-  for (const auto& row : read_jsonl(file.path)) {
+  for (const auto& row : read_rows(data_root, files)) {
     const auto q = read_ai2_question(row, "question");
     const int gold = ai2_gold(row, q, q.answer_key);
     docs.push_back(multiple_choice_doc(static_cast<int64_t>(docs.size()),

@@ -13,11 +13,18 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {
-    "copa", "val.jsonl",
-    "SuperGLUE COPA JSONL {\"premise\", \"choice1\", \"choice2\", \"question\", \"label\", \"idx\"}",
-    {"hf_format/validation.jsonl"},
-    "aps/super_glue copa JSONL: the same fields"};
+TaskFiles copa_files() {
+  TaskFiles f;
+  f.folder = "copa";
+  f.official = "val.jsonl";
+  f.official_layout =
+      "SuperGLUE COPA JSONL {\"premise\", \"choice1\", \"choice2\", \"question\", \"label\", \"idx\"}";
+  f.hub = {"hf_format/validation.jsonl"};
+  f.hub_layout = "aps/super_glue copa JSONL: the same fields";
+  return f;
+}
+
+const TaskFiles kFiles = copa_files();
 
 // Python's s[:-1]: drop the last code point (not byte) of UTF-8 text.
 std::string drop_last_code_point(const std::string& s) {
@@ -39,9 +46,8 @@ std::string convert_choice(const JsonRow& row, const std::string& c) {
 }
 
 std::vector<Doc> load_copa(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
   std::vector<Doc> docs;
-  for (const auto& row : read_jsonl(file.path)) {
+  for (const auto& row : read_rows(root, kFiles)) {
     const std::string question = string_field(row, "question");
     if (question != "cause" && question != "effect") {
       throw InputError(row.where, "question must be \"cause\" or \"effect\", got '" + question + "'");

@@ -10,11 +10,11 @@
 // where preprocess_k removes only [header], [step], [substeps] and [title] tags and never
 // capitalises ctx_b. hellaswag_query_from_text_form() undoes both differences (docs/tasks.md).
 // The hub export (hf_format/validation.jsonl, Rowan/hellaswag rows {"ind","activity_label","ctx_a",
-// "ctx_b","ctx","endings","label",...}) goes through lm-eval's code path exactly.
+// "ctx_b","ctx","endings","label",...}) goes through lm-eval's process_docs exactly; the text form is
+// read straight into process_docs' output rows {"query", "choices", "label"}.
 #include "evals/tasks/hellaswag.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "evals/tasks/py_text.h"
 #include "evals/tasks/task_data.h"
@@ -89,14 +89,21 @@ std::string hellaswag_ending_from_text_form(const std::string& line) {
 
 namespace {
 
-const TaskFiles kFiles = {
-    "hellaswag", "hellaswag_val_full.txt",
-    "llama.cpp text form, 6 lines per item: activity_label: ctx / label / 4 endings",
-    {"hf_format/validation.jsonl"},
-    "Rowan/hellaswag JSONL: {\"ind\", \"activity_label\", \"ctx_a\", \"ctx_b\", \"endings\", "
-    "\"label\", ...}"};
+// utils.process_docs: a hub row -> {"query", "choices", "label"}, the fields the YAML's doc_to_text
+// ("{{query}}"), doc_to_choice ("choices") and doc_to_target ("{{label}}") read.
+void process_doc(JsonRow& row) {
+  const std::string query = hellaswag_query(string_field(row, "activity_label"),
+                                            string_field(row, "ctx_a"), string_field(row, "ctx_b"));
+  std::vector<std::string> choices;
+  for (const auto& e : string_list(row, field(row, "endings"), "endings")) {
+    choices.push_back(hellaswag_preprocess(e));
+  }
+  const int label = int_field(row, "label");
+  row.value = {{"query", query}, {"choices", choices}, {"label", label}};
+}
 
-std::vector<Doc> load_text_form(const std::filesystem::path& path) {
+// The text form, 6 lines per item, as process_docs' output rows (its repairs: hellaswag.h).
+std::vector<JsonRow> text_form_rows(const std::filesystem::path& path) {
   const std::string text = read_text(path);
   std::vector<std::string> lines;
   size_t pos = 0;
@@ -113,42 +120,47 @@ std::vector<Doc> load_text_form(const std::filesystem::path& path) {
                      "expected 6 lines per item (context, label, 4 endings); the file has " +
                          std::to_string(lines.size()) + " lines");
   }
-  std::vector<Doc> docs;
+  std::vector<JsonRow> rows;
   for (size_t i = 0; i + 6 <= lines.size(); i += 6) {
     const SourceLocation where{path.string(), static_cast<int>(i + 2)};
     const std::string& label = lines[i + 1];
     if (label.size() != 1 || label[0] < '0' || label[0] > '3') {
       throw InputError(where, "expected the gold label 0-3, got '" + label + "'");
     }
-    std::vector<std::string> endings;
-    for (size_t k = 2; k < 6; ++k) endings.push_back(hellaswag_ending_from_text_form(lines[i + k]));
-    docs.push_back(multiple_choice_doc(static_cast<int64_t>(docs.size()),
-                                       hellaswag_query_from_text_form(lines[i]), std::move(endings),
-                                       label[0] - '0', where));
+    std::vector<std::string> choices;
+    for (size_t k = 2; k < 6; ++k) choices.push_back(hellaswag_ending_from_text_form(lines[i + k]));
+    nlohmann::json row = {{"query", hellaswag_query_from_text_form(lines[i])},
+                          {"choices", choices},
+                          {"label", label[0] - '0'}};
+    rows.push_back({std::move(row), where});
   }
-  return docs;
+  return rows;
 }
 
-std::vector<Doc> load_hub(const std::filesystem::path& path) {
+TaskFiles hellaswag_files() {
+  TaskFiles f;
+  f.folder = "hellaswag";
+  f.official = "hellaswag_val_full.txt";
+  f.official_layout = "llama.cpp text form, 6 lines per item: activity_label: ctx / label / 4 endings";
+  f.hub = {"hf_format/validation.jsonl"};
+  f.hub_layout =
+      "Rowan/hellaswag JSONL: {\"ind\", \"activity_label\", \"ctx_a\", \"ctx_b\", \"endings\", "
+      "\"label\", ...}";
+  f.official_text = text_form_rows;
+  f.process_docs = process_doc;
+  return f;
+}
+
+const TaskFiles kFiles = hellaswag_files();
+
+std::vector<Doc> load_hellaswag(const std::filesystem::path& root) {
   std::vector<Doc> docs;
-  for (const auto& row : read_jsonl(path)) {
-    const std::string query = hellaswag_query(string_field(row, "activity_label"),
-                                              string_field(row, "ctx_a"), string_field(row, "ctx_b"));
-    std::vector<std::string> endings;
-    for (const auto& e : string_list(row, field(row, "endings"), "endings")) {
-      endings.push_back(hellaswag_preprocess(e));
-    }
-    docs.push_back(multiple_choice_doc(static_cast<int64_t>(docs.size()), query, std::move(endings),
+  for (const auto& row : read_rows(root, kFiles)) {
+    docs.push_back(multiple_choice_doc(static_cast<int64_t>(docs.size()), string_field(row, "query"),
+                                       string_list(row, field(row, "choices"), "choices"),
                                        int_field(row, "label"), row.where));
   }
   return docs;
-}
-
-std::vector<Doc> load_hellaswag(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
-  // The text form and JSONL are told apart by the first byte: a JSON row starts with '{'.
-  const std::string text = read_text(file.path);
-  return !text.empty() && text[0] == '{' ? load_hub(file.path) : load_text_form(file.path);
 }
 
 // The text form cannot say where lm-eval's strip-then-remove order leaves a space (docs/tasks.md).

@@ -9,15 +9,21 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {"lambada_openai", "lambada_test.jsonl",
-                          "OpenAI LAMBADA JSONL {\"text\"}",
-                          {"hf_format/test.jsonl"},
-                          "EleutherAI/lambada_openai JSONL: {\"text\"}"};
+TaskFiles lambada_files() {
+  TaskFiles f;
+  f.folder = "lambada_openai";
+  f.official = "lambada_test.jsonl";
+  f.official_layout = "OpenAI LAMBADA JSONL {\"text\"}";
+  f.hub = {"hf_format/test.jsonl"};
+  f.hub_layout = "EleutherAI/lambada_openai JSONL: {\"text\"}";
+  return f;
+}
+
+const TaskFiles kFiles = lambada_files();
 
 std::vector<Doc> load_lambada(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
   std::vector<Doc> docs;
-  for (const auto& row : read_jsonl(file.path)) {
+  for (const auto& row : read_rows(root, kFiles)) {
     const std::string text = string_field(row, "text");
     // split(' ') then join(' ') of all but the last piece = the text before the last ' '; with no
     // ' ' at all the context is empty and the target is ' ' + the whole text.

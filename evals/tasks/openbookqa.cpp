@@ -9,18 +9,25 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {
-    "openbookqa", "test.jsonl",
-    "OpenBookQA-V1-Sep2018 Main JSONL {\"id\", \"question\": {\"stem\", \"choices\": [{\"text\", "
-    "\"label\"}]}, \"answerKey\"}",
-    {"hf_format/test.jsonl"},
-    "allenai/openbookqa main JSONL: {\"id\", \"question_stem\", \"choices\": {\"text\", \"label\"}, "
-    "\"answerKey\"}"};
+TaskFiles openbookqa_files() {
+  TaskFiles f;
+  f.folder = "openbookqa";
+  f.official = "test.jsonl";
+  f.official_layout =
+      "OpenBookQA-V1-Sep2018 Main JSONL {\"id\", \"question\": {\"stem\", \"choices\": [{\"text\", "
+      "\"label\"}]}, \"answerKey\"}";
+  f.hub = {"hf_format/test.jsonl"};
+  f.hub_layout =
+      "allenai/openbookqa main JSONL: {\"id\", \"question_stem\", \"choices\": {\"text\", "
+      "\"label\"}, \"answerKey\"}";
+  return f;
+}
+
+const TaskFiles kFiles = openbookqa_files();
 
 std::vector<Doc> load_openbookqa(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
   std::vector<Doc> docs;
-  for (const auto& row : read_jsonl(file.path)) {
+  for (const auto& row : read_rows(root, kFiles)) {
     const auto q = read_ai2_question(row, "question_stem");
     const int gold = ai2_gold(row, q, py_lstrip(q.answer_key));
     docs.push_back(

@@ -8,10 +8,17 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {"piqa", "valid.jsonl",
-                          "official PIQA JSONL {\"goal\", \"sol1\", \"sol2\"} + valid-labels.lst",
-                          {"hf_format/validation.jsonl"},
-                          "baber/piqa JSONL: {\"goal\", \"sol1\", \"sol2\", \"label\"}"};
+TaskFiles piqa_files() {
+  TaskFiles f;
+  f.folder = "piqa";
+  f.official = "valid.jsonl";
+  f.official_layout = "official PIQA JSONL {\"goal\", \"sol1\", \"sol2\"} + valid-labels.lst";
+  f.hub = {"hf_format/validation.jsonl"};
+  f.hub_layout = "baber/piqa JSONL: {\"goal\", \"sol1\", \"sol2\", \"label\"}";
+  return f;
+}
+
+const TaskFiles kFiles = piqa_files();
 
 const LabelsFile kLabels = {"valid-labels.lst", "one label per line, 0 = sol1, 1 = sol2", "label", ""};
 

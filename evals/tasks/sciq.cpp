@@ -2,39 +2,30 @@
 // Template: "{{support.lstrip()}}\nQuestion: {{question}}\nAnswer:",
 // choices [distractor1, distractor2, distractor3, correct_answer], gold 3 (always the last).
 // Official release: test.json, ONE JSON array of {"question","distractor1".."3","correct_answer",
-// "support"}; hub export: the same objects one per line (JSONL).
+// "support"}; hub export: the same objects one per line (JSONL). read_rows reads either.
 #include "evals/tasks/py_text.h"
 #include "evals/tasks/task_data.h"
 
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {
-    "sciq", "test.json",
-    "SciQ release JSON array of {\"question\", \"distractor1\", \"distractor2\", \"distractor3\", "
-    "\"correct_answer\", \"support\"}",
-    {"hf_format/test.jsonl"},
-    "allenai/sciq JSONL: the same fields, one object per line"};
+TaskFiles sciq_files() {
+  TaskFiles f;
+  f.folder = "sciq";
+  f.official = "test.json";
+  f.official_layout =
+      "SciQ release JSON array of {\"question\", \"distractor1\", \"distractor2\", "
+      "\"distractor3\", \"correct_answer\", \"support\"}";
+  f.hub = {"hf_format/test.jsonl"};
+  f.hub_layout = "allenai/sciq JSONL: the same fields, one object per line";
+  return f;
+}
+
+const TaskFiles kFiles = sciq_files();
 
 std::vector<Doc> load_sciq(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
-  // The layout is read from the content: a file starting with '[' is the release's one array,
-  // otherwise one object per line (the hub export, under either name).
-  const std::string text = read_text(file.path);
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  std::vector<JsonRow> rows;
-  if (first != std::string::npos && text[first] == '[') {
-    const auto all = read_json(file.path);
-    if (!all.is_array()) throw InputError({file.path.string()}, "expected one JSON array of questions");
-    for (size_t i = 0; i < all.size(); ++i) {
-      // No line numbers inside one array: name the element instead.
-      rows.push_back({all[i], {file.path.string() + " [element " + std::to_string(i) + "]"}});
-    }
-  } else {
-    rows = read_jsonl(file.path);
-  }
   std::vector<Doc> docs;
-  for (const auto& row : rows) {
+  for (const auto& row : read_rows(root, kFiles)) {
     const std::string context = py_lstrip(string_field(row, "support")) + "\nQuestion: " +
                                 string_field(row, "question") + "\nAnswer:";
     docs.push_back(multiple_choice_doc(

@@ -10,13 +10,21 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {
-    "siqa", "dev.jsonl",
-    "Social IQa JSONL {\"context\", \"question\", \"answerA\", \"answerB\", \"answerC\"} + "
-    "dev-labels.lst",
-    {"hf_format/validation.jsonl"},
-    "lighteval/siqa JSONL: {\"context\", \"question\", \"answerA\", \"answerB\", \"answerC\", "
-    "\"label\"}"};
+TaskFiles siqa_files() {
+  TaskFiles f;
+  f.folder = "siqa";
+  f.official = "dev.jsonl";
+  f.official_layout =
+      "Social IQa JSONL {\"context\", \"question\", \"answerA\", \"answerB\", \"answerC\"} + "
+      "dev-labels.lst";
+  f.hub = {"hf_format/validation.jsonl"};
+  f.hub_layout =
+      "lighteval/siqa JSONL: {\"context\", \"question\", \"answerA\", \"answerB\", \"answerC\", "
+      "\"label\"}";
+  return f;
+}
+
+const TaskFiles kFiles = siqa_files();
 
 const LabelsFile kLabels = {"dev-labels.lst", "one label per line, 1/2/3 = answerA/B/C", "label", ""};
 

@@ -46,8 +46,9 @@ fs::path require_file(const fs::path& data_root, const std::string& folder,
 // Every task file is opened without blocking and must be a regular file (a FIFO would hang).
 std::string read_text(const fs::path& file) { return read_regular_file(file, "task file"); }
 
-std::vector<JsonRow> read_jsonl(const fs::path& file) {
-  std::istringstream in(read_text(file));
+namespace {
+std::vector<JsonRow> parse_jsonl(const fs::path& file, const std::string& text) {
+  std::istringstream in(text);
   std::vector<JsonRow> rows;
   std::string line;
   int line_no = 0, first_empty = 0;
@@ -78,18 +79,69 @@ std::vector<JsonRow> read_jsonl(const fs::path& file) {
   return rows;
 }
 
-nlohmann::json read_json(const fs::path& file) {
-  const std::string text = read_text(file);
+// One JSON array of objects (SciQ's release); InputError at the line of a malformed byte, or at the
+// element that is not an object (an array has no line per row: the element's index names it).
+std::vector<JsonRow> read_json_array(const fs::path& file, const std::string& text) {
+  nlohmann::json all;
   try {
-    return nlohmann::json::parse(text);
+    all = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    // Report the line of the failing byte, as the JSONL reader does.
     size_t upto = std::min(text.size(), static_cast<size_t>(e.byte));
     int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + upto, '\n'));
     throw InputError({file.string(), line}, std::string("malformed JSON: ") + e.what());
   } catch (const nlohmann::json::exception& e) {  // a number too large for a double: no position
     throw InputError({file.string()}, std::string("malformed JSON: ") + e.what());
   }
+  if (!all.is_array()) throw InputError({file.string()}, "expected one JSON array of objects");
+  std::vector<JsonRow> rows;
+  for (size_t i = 0; i < all.size(); ++i) {
+    JsonRow row{std::move(all[i]), {file.string() + " [element " + std::to_string(i) + "]"}};
+    if (!row.value.is_object()) throw InputError(row.where, "expected a JSON object");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// "true"/"True"/true -> 1, "false"/"False"/false -> 0; 0 and 1 stay (the hub's spelling).
+void boolean_to_int(JsonRow& row, const std::string& name) {
+  nlohmann::json& v = row.value[name];
+  if (v.is_boolean()) {
+    v = v.get<bool>() ? 1 : 0;
+  } else if (v.is_string() && (v == "true" || v == "True" || v == "false" || v == "False")) {
+    v = (v == "true" || v == "True") ? 1 : 0;
+  } else if (!(v.is_number_integer() && (v == 0 || v == 1))) {
+    throw InputError(row.where, "field '" + name + "' must be \"true\"/\"false\", true/false or 0/1");
+  }
+}
+
+}  // namespace
+
+std::vector<JsonRow> read_jsonl(const fs::path& file) { return parse_jsonl(file, read_text(file)); }
+
+std::vector<JsonRow> read_rows(const fs::path& data_root, const TaskFiles& files) {
+  const fs::path path = locate(data_root, files).path;
+  const std::string text = read_text(path);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  const char lead = first == std::string::npos ? '{' : text[first];  // an empty file: no rows
+  std::vector<JsonRow> rows;
+  if (lead == '{' || lead == '[') {
+    rows = lead == '{' ? parse_jsonl(path, text) : read_json_array(path, text);
+    if (files.process_docs != nullptr) {
+      for (JsonRow& row : rows) files.process_docs(row);
+    }
+  } else if (files.official_text != nullptr) {
+    rows = files.official_text(path);
+  } else {
+    throw InputError({path.string(), 1}, "expected JSONL, one JSON object per line (" +
+                                             files.hub_layout + ")");
+  }
+  for (JsonRow& row : rows) {
+    for (const std::string& name : files.boolean_fields) {
+      if (!has_field(row, name.c_str())) throw InputError(row.where, "missing field '" + name + "'");
+      boolean_to_int(row, name);
+    }
+  }
+  return rows;
 }
 
 std::vector<int> read_labels(const fs::path& file, size_t expected) {
@@ -123,7 +175,7 @@ std::vector<int> read_labels(const fs::path& file, size_t expected) {
 
 std::vector<JsonRow> read_labelled_rows(const fs::path& data_root, const TaskFiles& files,
                                         const LabelsFile& labels) {
-  std::vector<JsonRow> rows = read_jsonl(locate(data_root, files).path);
+  std::vector<JsonRow> rows = read_rows(data_root, files);
   if (rows.empty()) return rows;
   const bool official = labels.official_field.empty() ? !has_field(rows[0], labels.field.c_str())
                                                       : has_field(rows[0], labels.official_field.c_str());

@@ -17,12 +17,33 @@ namespace attnbench::evals {
 // lm-eval's default target_delimiter (lm_eval/config/task.py); every task here keeps it.
 inline const std::string kTargetDelimiter = " ";
 
+// One row of a task's data, as the hub export's JSONL holds it.
+struct JsonRow {
+  nlohmann::json value;
+  SourceLocation where;  // file:line (or array element), for every error about this row
+};
+
+// Reads an official release that is not JSON into rows of the hub export's layout (HellaSwag's text
+// form, WikiText's raw file), each row located at its file and line.
+using TextLayoutReader = std::vector<JsonRow> (*)(const std::filesystem::path& file);
+
+// Where a task's documents are on disk, and how the official release differs from the hub export
+// that lm-eval reads. A task file builds one field by field; read_rows() undoes the differences, so
+// the task's prompt code sees hub rows only.
 struct TaskFiles {
   std::string folder;                 // <data root>/<folder>
   std::string official;               // the official release file, relative to the folder
   std::string official_layout;        // one line: what the official file holds
   std::vector<std::string> hub;       // hub-export candidates, relative to the folder
   std::string hub_layout;             // one line: the hub row's fields
+  // The official file's reader when it is neither JSONL nor one JSON array; nullptr when it is.
+  TextLayoutReader official_text = nullptr;
+  // lm-eval's process_docs where the task's YAML has one (HellaSwag's utils.process_docs), applied
+  // to every JSON row; an official_text reader returns rows already in its output layout.
+  void (*process_docs)(JsonRow& row) = nullptr;
+  // Fields the official release spells as a boolean ("true"/"True"/"false"/"False", true/false)
+  // where the hub export has 0/1 (BoolQ's label); read_rows() makes them 0/1.
+  std::vector<std::string> boolean_fields;
 };
 
 struct LocatedFile {
@@ -38,17 +59,16 @@ LocatedFile locate(const std::filesystem::path& data_root, const TaskFiles& file
 std::filesystem::path require_file(const std::filesystem::path& data_root, const std::string& folder,
                                    const std::string& relative, const std::string& layout);
 
-struct JsonRow {
-  nlohmann::json value;
-  SourceLocation where;  // file:line, for every error about this row
-};
-
 // One JSON value per line. A malformed line -> InputError file:line:col; an empty line before the
 // last non-empty one -> InputError (it would shift the alignment with a labels file).
 std::vector<JsonRow> read_jsonl(const std::filesystem::path& file);
 
-// The whole file as one JSON value (SciQ's official file is one array); InputError on bad JSON.
-nlohmann::json read_json(const std::filesystem::path& file);
+// The task's rows in the hub export's layout (the one lm-eval reads), whichever file locate() finds.
+// The layout is read from the content, so either file loads under either name: a first non-space
+// character '{' is JSONL, '[' one JSON array of objects (SciQ's release), anything else the task's official_text
+// layout (InputError when it has none). Then JSON rows go through process_docs, and every
+// boolean_fields field becomes 0/1.
+std::vector<JsonRow> read_rows(const std::filesystem::path& data_root, const TaskFiles& files);
 
 // A whole text file, bytes unchanged.
 std::string read_text(const std::filesystem::path& file);

@@ -3,8 +3,8 @@
 //   doc_to_text "" ; doc_to_target = wikitext_detokenizer(page) -> Doc.text (the one request's
 //   continuation); process_results counts words = len(re.split(r"\s+", page)) and
 //   bytes = len(page.encode("utf-8")) on the ORIGINAL page -> Doc.word_count / Doc.byte_count.
-// Official file (data folder wikitext2): wiki.test.raw, split into pages here exactly as the
-// wikitext_document_level dataset script does; hub export: hf_format/test.jsonl rows {"page"}.
+// Official file (data folder wikitext2): wiki.test.raw, split into the hub export's rows {"page"}
+// exactly as the wikitext_document_level dataset script does; hub export: hf_format/test.jsonl.
 #include "evals/tasks/wikitext.h"
 
 #include "evals/tasks/py_text.h"
@@ -138,10 +138,27 @@ std::string wikitext_detokenize(const std::string& page) {
 
 namespace {
 
-const TaskFiles kFiles = {"wikitext2", "wiki.test.raw",
-                          "wikitext-2-raw-v1 test file, one paragraph or heading per line",
-                          {"hf_format/test.jsonl"},
-                          "EleutherAI/wikitext_document_level wikitext-2-raw-v1 JSONL: {\"page\"}"};
+// wiki.test.raw as the hub export's rows {"page"} (wikitext_pages: the dataset script's split).
+std::vector<JsonRow> raw_file_rows(const std::filesystem::path& file) {
+  std::vector<JsonRow> rows;
+  for (const auto& page : wikitext_pages(read_text(file))) {
+    rows.push_back({{{"page", page}}, {file.string() + " [page " + std::to_string(rows.size()) + "]"}});
+  }
+  return rows;
+}
+
+TaskFiles wikitext_files() {
+  TaskFiles f;
+  f.folder = "wikitext2";
+  f.official = "wiki.test.raw";
+  f.official_layout = "wikitext-2-raw-v1 test file, one paragraph or heading per line";
+  f.hub = {"hf_format/test.jsonl"};
+  f.hub_layout = "EleutherAI/wikitext_document_level wikitext-2-raw-v1 JSONL: {\"page\"}";
+  f.official_text = raw_file_rows;
+  return f;
+}
+
+const TaskFiles kFiles = wikitext_files();
 
 Doc page_doc(int64_t index, const std::string& page) {
   Doc doc;
@@ -154,16 +171,9 @@ Doc page_doc(int64_t index, const std::string& page) {
 }
 
 std::vector<Doc> load_wikitext(const std::filesystem::path& root) {
-  const auto file = locate(root, kFiles);
   std::vector<Doc> docs;
-  if (file.path.extension() == ".jsonl") {
-    for (const auto& row : read_jsonl(file.path)) {
-      docs.push_back(page_doc(static_cast<int64_t>(docs.size()), string_field(row, "page")));
-    }
-  } else {
-    for (const auto& page : wikitext_pages(read_text(file.path))) {
-      docs.push_back(page_doc(static_cast<int64_t>(docs.size()), page));
-    }
+  for (const auto& row : read_rows(root, kFiles)) {
+    docs.push_back(page_doc(static_cast<int64_t>(docs.size()), string_field(row, "page")));
   }
   return docs;
 }

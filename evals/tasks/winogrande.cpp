@@ -15,12 +15,19 @@
 namespace attnbench::evals {
 namespace {
 
-const TaskFiles kFiles = {
-    "winogrande", "dev.jsonl",
-    "official WinoGrande 1.1 JSONL {\"qID\", \"sentence\", \"option1\", \"option2\", \"answer\"} + "
-    "dev-labels.lst",
-    {"hf_format/validation.jsonl"},
-    "allenai/winogrande JSONL: {\"sentence\", \"option1\", \"option2\", \"answer\"}"};
+TaskFiles winogrande_files() {
+  TaskFiles f;
+  f.folder = "winogrande";
+  f.official = "dev.jsonl";
+  f.official_layout =
+      "official WinoGrande 1.1 JSONL {\"qID\", \"sentence\", \"option1\", \"option2\", \"answer\"} + "
+      "dev-labels.lst";
+  f.hub = {"hf_format/validation.jsonl"};
+  f.hub_layout = "allenai/winogrande JSONL: {\"sentence\", \"option1\", \"option2\", \"answer\"}";
+  return f;
+}
+
+const TaskFiles kFiles = winogrande_files();
 
 const LabelsFile kLabels = {"dev-labels.lst", "one label per line, 1 = option1, 2 = option2", "answer",
                             "qID"};
