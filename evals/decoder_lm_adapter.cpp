@@ -46,8 +46,11 @@ class CachedDecoding : public DecodingState {
 };
 }  // namespace
 
-DecoderLMAdapter::DecoderLMAdapter(Model model)
-    : model_(std::move(model)), shape_(model_->shape()), device_(model_->device()) {
+DecoderLMAdapter::DecoderLMAdapter(Model model, int64_t max_length)
+    : model_(std::move(model)),
+      shape_(model_->shape()),
+      max_length_(model::scoring_length(shape_, max_length, "max_length")),
+      device_(model_->device()) {
   model_->eval();
 }
 

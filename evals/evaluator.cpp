@@ -277,13 +277,32 @@ std::vector<LoadedTask> load_tasks(const std::vector<std::string>& names,
   return out;
 }
 
+std::string task_at_length(const std::string& task, int64_t length, int64_t trained_length) {
+  return length == trained_length ? task : task + "@" + std::to_string(length);
+}
+
+std::string scored_task_name(const std::string& task, const LanguageModel& model) {
+  return task_at_length(task, model.max_length(), model.trained_length());
+}
+
+TaskAtLength parse_task_at_length(const std::string& name) {
+  const size_t at = name.rfind('@');
+  if (at == std::string::npos) return {name, 0};
+  const std::string digits = name.substr(at + 1);
+  if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError("'" + name + "': expected a task name, or task@N for N tokens");
+  }
+  return {name.substr(0, at), std::stoll(digits)};
+}
+
 bool evaluate_tasks(LanguageModel& model, const TextEncoder& encode,
                     const std::vector<LoadedTask>& tasks, const EvalOptions& options,
                     const TaskDone& done, const std::function<bool()>& stop) {
   for (const LoadedTask& task : tasks) {
     if (stop && stop()) return false;
     const TaskSpec& spec = *task.spec;
-    done(task, evaluate_docs(model, encode, spec.name, spec.type, spec.metrics, task.docs, options));
+    done(task, evaluate_docs(model, encode, scored_task_name(spec.name, model), spec.type,
+                             spec.metrics, task.docs, options));
   }
   return true;
 }

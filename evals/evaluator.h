@@ -122,8 +122,21 @@ void require_answers_fit(const LoadedTask& task, const TextEncoder& encode, cons
 // Receives each task's report as soon as it is scored.
 using TaskDone = std::function<void(const LoadedTask& task, TaskReport report)>;
 
+// The name a task's results are reported and stored under: the task's own at the model's training
+// context, "task@N" when it is scored at another length N (length extrapolation: the paper's Fig. 6
+// scores WikiText and LAMBADA at 2x and 4x the training context; docs/evaluation.md).
+std::string scored_task_name(const std::string& task, const LanguageModel& model);
+// The same name for a task scored at `length` tokens by a model trained at `trained_length`.
+std::string task_at_length(const std::string& task, int64_t length, int64_t trained_length);
+// Its inverse: "wikitext@1024" -> {"wikitext", 1024}; a plain name -> {name, 0} (the model's own).
+struct TaskAtLength {
+  std::string task;
+  int64_t length = 0;
+};
+TaskAtLength parse_task_at_length(const std::string& name);
+
 // The evaluation driver of `attnbench eval` and of a sweep's cells: scores `tasks` in order on
-// `model` and hands each report to `done` (callers store it as one transaction, so a kill loses
+// `model` (each under scored_task_name) and hands each report to `done` (callers store it as one transaction, so a kill loses
 // at most the task in progress). `stop` is polled between tasks; returns false when it stopped
 // early.
 bool evaluate_tasks(LanguageModel& model, const TextEncoder& encode,

@@ -51,6 +51,9 @@ class LanguageModel {
   virtual ~LanguageModel() = default;
   // The longest input the model accepts (lm-eval's max_length): inputs are left-truncated to it.
   virtual int64_t max_length() const = 0;
+  // The context the model was trained at. Scoring at a longer max_length is length extrapolation;
+  // its results are named task@max_length (scored_task_name).
+  virtual int64_t trained_length() const { return max_length(); }
   // The real vocabulary size. Logits may have more columns (a padded embedding); log_softmax is
   // taken over the first vocab_size() of them, so padding never takes probability mass.
   virtual int64_t vocab_size() const = 0;

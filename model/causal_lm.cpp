@@ -1,5 +1,9 @@
 #include "model/causal_lm.h"
 
+#include <fmt/format.h>
+
+#include "core/common/error.h"
+
 namespace attnbench::model {
 
 DecoderCache DecoderCache::select(const torch::Tensor& rows) const {
@@ -22,6 +26,16 @@ std::vector<torch::Tensor> CausalLMImpl::attention_weights(const torch::Tensor& 
 torch::Device CausalLMImpl::device() const {
   const auto params = parameters();
   return params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+}
+
+int64_t scoring_length(const LMShape& shape, int64_t requested, const std::string& option) {
+  if (requested < 0) throw UsageError(fmt::format("{} {}: expected a length >= 1", option, requested));
+  if (requested == 0) return shape.context_length;
+  if (shape.max_positions > 0 && requested > shape.max_positions) {
+    throw UsageError(fmt::format("{} {}: this model reads at most {} tokens ({})", option, requested,
+                                 shape.max_positions, shape.max_positions_reason));
+  }
+  return requested;
 }
 
 }  // namespace attnbench::model

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "variants/variant.h"
@@ -27,7 +28,17 @@ struct LMShape {
   int64_t n_head = 0;          // query heads: attention weights are [B, n_head, T, T]
   int64_t context_length = 0;  // the longest input (lm-eval's max_length)
   int64_t vocab_size = 0;      // real tokens; the head may have more rows (padding)
+  // The longest input the model's positions allow: 0 = any length (RoPE, ALiBi, the distance bias
+  // beyond its window and no positions are computed per position: every model attnbench trains),
+  // else that limit and why (an imported model, trained up to max_position_embeddings).
+  int64_t max_positions = 0;
+  std::string max_positions_reason;
 };
+
+// The input length to score or measure a model at (lm-eval's max_length): `requested` when > 0,
+// beyond the training context too (length extrapolation, docs/evaluation.md), else the model's
+// context_length. UsageError naming `option` when the model's positions do not reach that far.
+int64_t scoring_length(const LMShape& shape, int64_t requested, const std::string& option);
 
 class CausalLMImpl : public torch::nn::Module {
  public:

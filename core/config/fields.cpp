@@ -257,6 +257,7 @@ std::vector<std::string> field_names(const std::string& section) {
   if (section == "eval") {
     names.push_back("tasks");
     names.push_back("task_limits");
+    names.push_back("contexts");
   }
   return names;
 }

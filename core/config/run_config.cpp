@@ -174,6 +174,7 @@ struct ConfigReader {
     if (section == "attention") return read_attention(key, node, loc);
     if (dotted == "eval.task_limits") return read_task_limits(node, loc);
     if (dotted == "eval.tasks") return read_tasks(node, loc);
+    if (dotted == "eval.contexts") return read_contexts(node, loc);
     const Field* f = find_field(section, key);
     if (!f) {
       auto names = field_names(section);
@@ -219,6 +220,17 @@ struct ConfigReader {
     for (auto& t : *arr) {
       if (!t.is_string()) throw InputError(loc, "eval.tasks must be an array of strings");
       cfg.eval.tasks.push_back(t.as_string()->get());
+    }
+  }
+
+  void read_contexts(const toml::node& node, const SourceLocation& loc) {
+    const toml::array* arr = node.as_array();
+    if (!arr) throw InputError(loc, "eval.contexts must be an array of lengths in tokens");
+    for (auto& n : *arr) {
+      if (!n.is_integer() || *n.value<int64_t>() < 1) {
+        throw InputError(loc, "eval.contexts must be an array of ints >= 1 (tokens)");
+      }
+      cfg.eval.contexts.push_back(*n.value<int64_t>());
     }
   }
 
@@ -424,6 +436,7 @@ json to_json(const RunConfig& cfg) {
   for (auto& f : fields()) j[f.section][f.name] = value_json(f.get(cfg), f.section + "." + f.name, cfg);
   j["eval"]["tasks"] = cfg.eval.tasks;
   j["eval"]["task_limits"] = cfg.eval.task_limits;
+  j["eval"]["contexts"] = cfg.eval.contexts;
   json a = json::object();
   a["variant"] = cfg.attention.variant;
   a["backend"] = cfg.attention.backend;

@@ -101,6 +101,9 @@ struct EvalConfig {
   }
   int64_t batch_size = 32;
   std::string bos = "none"; // BOS policy, recorded with every result: none | prepend
+  // Further lengths to score every task at, beyond the training context too (length
+  // extrapolation, docs/evaluation.md); stored as task@N. The model's own context is always scored.
+  std::vector<int64_t> contexts;
 };
 
 struct RunConfig {

@@ -219,9 +219,14 @@ void check_against_model(const Options& o, const evals::ScoredModel& scored, con
                                  "heads 0..{}", o.heatmap_layer, o.heatmap_head, m.n_layer - 1, m.n_head - 1));
   }
   if (!o.source.text_file.empty()) evals::require_text(scored, "attn-stats --text");
-  if (o.window > m.context_length) {
-    throw UsageError(fmt::format("--window {} exceeds the model's context length {}", o.window,
-                                 m.context_length));
+  // Beyond the training context is length extrapolation, where the positions allow it.
+  const int64_t window = model::scoring_length(m, o.window, "--window");
+  const bool stored = !o.db.empty() || std::getenv("ATTNBENCH_DB") != nullptr;
+  if (window > m.context_length && stored) {
+    throw UsageError(fmt::format("--window {} is beyond the training context ({}): the store keeps "
+                                 "the statistics measured within it; leave out --db (and unset "
+                                 "ATTNBENCH_DB) to measure at this length",
+                                 window, m.context_length));
   }
 }
 

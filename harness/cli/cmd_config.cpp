@@ -26,6 +26,10 @@ int run(const Options& o) {
       fmt::print("  {:<22} {:<7} {}\n", f.name, config::type_name(f.type), f.doc);
     }
     fmt::print("  {:<22} {:<7} {}\n", "tasks", "[string]", "tasks to evaluate (attnbench eval)");
+    fmt::print("  {:<22} {:<7} {}\n", "task_limits", "{task=int}",
+               "per-task limits replacing limit, e.g. { wikitext = 5 }");
+    fmt::print("  {:<22} {:<7} {}\n", "contexts", "[int]",
+               "further lengths to score every task at (length extrapolation), stored as task@N");
     fmt::print("\n[attention]\n  variant and backend, then the variant's parameters: see "
                "`attnbench variants`\n");
     return 0;

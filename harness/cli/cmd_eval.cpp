@@ -35,6 +35,7 @@ struct Options {
   bool log_samples = false;
   bool no_prefix_reuse = false;
   std::string dump_requests;
+  int64_t context = 0;
   std::string bos;          // "" = the checkpoint config's eval.bos
   std::string data_dir;
   std::string db;
@@ -142,15 +143,16 @@ int run(Options o) {
       evals::load_tasks(tasks, data_root(o.data_dir), limit);
   // An answer longer than the context cannot be scored (lm-eval refuses it too): every task is
   // checked before the first is scored or stored.
+  const int64_t max_length = model::scoring_length(scored.model->shape(), o.context, "--context");
   for (const evals::LoadedTask& task : loaded_tasks) {
-    evals::require_answers_fit(task, encode, opt, scored.model->shape().context_length);
+    evals::require_answers_fit(task, encode, opt, max_length);
   }
   std::unique_ptr<results::Store> store;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
   if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
 
-  evals::DecoderLMAdapter lm(scored.model);
+  evals::DecoderLMAdapter lm(scored.model, max_length);
   evals::EvalReport report;
   report.bos = opt.bos;
   report.limit = limit;
@@ -194,6 +196,10 @@ RegisterCommand reg(
       app.add_flag("--no-prefix-reuse", o->no_prefix_reuse,
                    "score every request as a full row, as lm-eval does (default: a context "
                    "shared by several requests is computed once)");
+      app.add_option("--context", o->context,
+                     "score at this many tokens (lm-eval's max_length), beyond the training "
+                     "context too: length extrapolation, stored as task@N (default: the model's)")
+          ->check(int_in(1));
       app.add_option("--dump-requests", o->dump_requests,
                      "write every (task, doc_id, context, continuation) as JSONL");
       app.add_option("--bos", o->bos, "BOS policy: none | prepend (default: the config's eval.bos)");

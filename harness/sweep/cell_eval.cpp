@@ -1,8 +1,27 @@
 #include "harness/sweep/cell_eval.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "evals/decoder_lm_adapter.h"
 
 namespace attnbench::sweep {
+
+namespace {
+
+// The lengths among `names` in order of first appearance (0 = the model's), each with its tasks.
+std::vector<std::pair<int64_t, std::vector<std::string>>> by_length(const std::vector<std::string>& names) {
+  std::vector<std::pair<int64_t, std::vector<std::string>>> out;
+  for (const std::string& name : names) {
+    const evals::TaskAtLength t = evals::parse_task_at_length(name);
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& g) { return g.first == t.length; });
+    if (it == out.end()) it = out.insert(out.end(), {t.length, {}});
+    it->second.push_back(t.task);
+  }
+  return out;
+}
+
+}  // namespace
 
 bool evaluate_checkpoint(const evals::ScoredModel& scored, const config::EvalConfig& eval,
                          const std::vector<std::string>& tasks, const CellEvalOptions& options,
@@ -16,13 +35,19 @@ bool evaluate_checkpoint(const evals::ScoredModel& scored, const config::EvalCon
   eo.progress = options.quiet ? nullptr : stderr;
   eo.log_samples = true;  // one row per request: a few MB per run, what paired tests need
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
-  const std::vector<evals::LoadedTask> loaded_tasks =
-      evals::load_tasks(tasks, options.data_root, eval.limit, eval.task_limits);
-  evals::DecoderLMAdapter lm(scored.model);
-  return evals::evaluate_tasks(
-      lm, encode, loaded_tasks, eo,
-      [&](const evals::LoadedTask& task, evals::TaskReport report) { record(task, report); },
-      stop);
+  // Every length is checked and every task's data read before the first forward pass.
+  std::vector<std::pair<evals::DecoderLMAdapter, std::vector<evals::LoadedTask>>> groups;
+  for (const auto& [length, names] : by_length(tasks)) {
+    groups.emplace_back(evals::DecoderLMAdapter(scored.model, length),
+                        evals::load_tasks(names, options.data_root, eval.limit, eval.task_limits));
+  }
+  for (auto& [lm, loaded_tasks] : groups) {
+    const bool done = evals::evaluate_tasks(
+        lm, encode, loaded_tasks, eo,
+        [&](const evals::LoadedTask& task, evals::TaskReport report) { record(task, report); }, stop);
+    if (!done) return false;
+  }
+  return true;
 }
 
 }  // namespace attnbench::sweep

@@ -22,7 +22,8 @@ struct CellEvalOptions {
 // Receives each scored task (its per-request samples included) as soon as it is done.
 using RecordTask = std::function<void(const evals::LoadedTask& task, const evals::TaskReport& report)>;
 
-// Scores `tasks` on `scored` (its weights as they are, on their device, with its tokenizer, BOS
+// Scores `tasks` (scored task names: "wikitext", or "wikitext@1024" for 1024 tokens, length
+// extrapolation; evals::task_at_length) on `scored` (its weights as they are, on their device, with its tokenizer, BOS
 // policy and prefix token) with the options of the sweep's [eval] section `eval` (limits per task,
 // batch size), one task at a time,
 // handing each to `record` (the caller stores it as one transaction, so a kill loses at most the

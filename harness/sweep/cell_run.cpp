@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -135,19 +136,26 @@ const char* to_string(CellOutcome o) {
 }
 
 std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
-                                       results::Store& store) {
+                                       int64_t trained_length, results::Store& store) {
   std::vector<results::EvalRow> have = store.evals(run_id);
+  std::vector<int64_t> lengths = {trained_length};
+  for (int64_t n : eval.contexts) {
+    if (std::find(lengths.begin(), lengths.end(), n) == lengths.end()) lengths.push_back(n);
+  }
   std::vector<std::string> missing;
-  for (const std::string& task : eval.tasks) {
-    bool found = false;
-    for (const auto& r : have) found = found || (r.task == task && r.limit == eval.limit_for(task));
-    if (!found) missing.push_back(task);
+  for (int64_t length : lengths) {
+    for (const std::string& task : eval.tasks) {
+      const std::string name = evals::task_at_length(task, length, trained_length);
+      bool found = false;
+      for (const auto& r : have) found = found || (r.task == name && r.limit == eval.limit_for(task));
+      if (!found) missing.push_back(name);
+    }
   }
   return missing;
 }
 
 std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store) {
-  return missing_tasks(cell.id, cell.config.eval, store);
+  return missing_tasks(cell.id, cell.config.eval, cell.config.model.context_length, store);
 }
 
 bool transient_failure(const std::exception& e, const std::filesystem::path& run_dir) {
@@ -330,7 +338,8 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
   run.config_json = scored.config_json();
   run.params = scored.params();
   const results::ClaimResult claim = store.claim_run(sweep.name, run, metadata, co);
-  const std::vector<std::string> tasks = missing_tasks(id, eval, store);
+  const std::vector<std::string> tasks =
+      missing_tasks(id, eval, scored.model->shape().context_length, store);
   if (!claim.claimed) {
     switch (claim.previous) {
       case RunStatus::Finished: {  // scored before (another sweep, `eval --db`): the rest only

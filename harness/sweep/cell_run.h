@@ -54,10 +54,12 @@ bool transient_failure(const std::exception& e, const std::filesystem::path& run
 // The cell as the store records a run it has not started: id, label, config and its params.
 results::PendingRun pending_run(const Cell& cell);
 
-// The tasks of `eval` (its tasks at their limits) that run `run_id` has no eval row for.
+// The tasks of `eval` (its tasks at their limits, at the model's context `trained_length` and at
+// each of eval.contexts, named as evals::task_at_length names them) that run `run_id` has no eval
+// row for.
 std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
-                                       results::Store& store);
-// The cell's tasks (config.eval.tasks) that its run has no eval row for at its limit.
+                                       int64_t trained_length, results::Store& store);
+// The cell's tasks (config.eval.tasks, at its context and eval.contexts) that its run lacks.
 std::vector<std::string> missing_tasks(const Cell& cell, results::Store& store);
 
 // An eval-only cell ([[pretrained]], docs/sweeps.md "Pretrained models"): the Hugging Face folder

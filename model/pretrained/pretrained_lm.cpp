@@ -85,6 +85,12 @@ LMShape PretrainedLMImpl::shape() const {
   s.n_head = cfg_.n_head;
   s.context_length = cfg_.context_length;
   s.vocab_size = cfg_.vocab_size;
+  // Learned positions have no row past it, and RoPE models were trained (and their sliding window
+  // and rope_scaling checked) up to it: an imported model is scored within it.
+  s.max_positions = cfg_.context_length;
+  s.max_positions_reason = cfg_.learned_positions
+                               ? "its learned absolute positions end there"
+                               : "an imported model is scored within its max_position_embeddings";
   return s;
 }
 

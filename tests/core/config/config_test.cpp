@@ -139,8 +139,14 @@ CATCH_TEST_CASE("run ids: stable under reordering, changed by any semantic chang
 CATCH_TEST_CASE("canonical JSON round-trips through from_json") {
   RunConfig c = parse("[attention]\nvariant = \"lazy\"\ntau_form = \"per_token\"\n[eval]\n"
                       "tasks = [\"piqa\"]\nlimit = 3\ntask_limits = { wikitext = 2 }\n"
-                      "[train]\nlr = 1\n");
+                      "contexts = [512, 1024]\n[train]\nlr = 1\n");
   CATCH_CHECK(c.eval.limit_for("wikitext") == 2);
+  CATCH_CHECK(c.eval.contexts == std::vector<int64_t>{512, 1024});
+  CATCH_CHECK(config_hash(c) == config_hash(parse("[attention]\nvariant = \"lazy\"\n"
+                                                  "tau_form = \"per_token\"\n[train]\nlr = 1\n")));
+  CATCH_CHECK_THAT(error_of("[eval]\ncontexts = [128, 0]\n"),
+                   Contains("eval.contexts must be an array of ints >= 1"));
+  CATCH_CHECK_THAT(error_of("[eval]\ncontexts = 128\n"), Contains("eval.contexts must be an array"));
   CATCH_CHECK(c.eval.limit_for("piqa") == 3);
   CATCH_CHECK_THAT(error_of("[eval]\ntask_limits = { wikitext = 0 }\n"),
                    Contains("eval.task_limits.wikitext must be an int >= 1"));

@@ -24,6 +24,14 @@ expect_error "excludes" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --text 
 expect_error "--heatmap-layer 4" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --heatmap-layer 4 --heatmap-out "$tmp/x.png"
 expect_error "--sink-threshold" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --sink-threshold 2
 
+# Length extrapolation: windows of 64 tokens on a model trained at 32 are measured, never stored.
+"$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --tokens 128 --window 64 > "$tmp/long" 2> "$tmp/err" ||
+  { cat "$tmp/err"; fail "--window beyond the context"; }
+grep -q "2 windows of 64 tokens" "$tmp/long" || { cat "$tmp/long"; fail "long windows"; }
+expect_error "beyond the training context (32)" "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" \
+  --tokens 128 --window 64 --db "$tmp/long.db"
+[ ! -e "$tmp/long.db" ] || fail "statistics beyond the training context were stored"
+
 # Table: one line per head, per layer and for the model, then the sink rate.
 "$ATTNBENCH" attn-stats --checkpoint "$tmp/lazy" --tokens 128 > "$tmp/table" 2> "$tmp/err" || { cat "$tmp/err"; fail "table"; }
 grep -q "4 windows of 32 tokens from val.bin" "$tmp/table" || { cat "$tmp/table"; fail "table header"; }

@@ -78,4 +78,13 @@ expect_error "task piqa: document" "$ATTNBENCH" eval --checkpoint "$tmp/short" -
 grep -qE "has an answer of [0-9]+ tokens, longer than the model's context of 16 tokens \(documents with such an answer: [0-9]+ of 20\)" "$tmp/err" ||
   { cat "$tmp/err"; fail "lengths"; }
 [ ! -e "$tmp/short.db" ] || fail "an eval refused by its preflight wrote the database"
+
+# Length extrapolation: the same model scored at 256 tokens (--context), past its training context,
+# where every answer fits; stored and printed as piqa@256.
+expect_error "--context" "$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks piqa --context 0
+"$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks piqa --limit 20 --context 256 --db "$tmp/long.db" \
+  > "$tmp/long.out" 2> "$tmp/err" || { cat "$tmp/err"; fail "eval --context 256"; }
+grep -qE "^piqa@256 +acc " "$tmp/long.out" || { cat "$tmp/long.out"; fail "piqa@256 not printed"; }
+[ "$(sql "$tmp/long.db" "SELECT DISTINCT task FROM evals")" = "piqa@256" ] ||
+  fail "stored tasks: $(sql "$tmp/long.db" "SELECT DISTINCT task FROM evals")"
 echo "ok"
