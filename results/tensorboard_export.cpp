@@ -83,10 +83,11 @@ void write_final(Db& db, const std::string& id, int64_t step, tensorboard::Event
   Stmt a = db.prepare("SELECT stat, layer, head, value FROM attn_stats WHERE run = ? AND idx = -1 "
                       "ORDER BY stat, layer, head");
   a.bind(1, id);
-  for (; a.step(); ++n) {
-    const std::string head = a.integer(2) < 0 ? "" : fmt::format("/head{}", a.integer(2));
-    w.add_scalar(fmt::format("attn/{}/layer{}{}", a.text(0), a.integer(1), head), step,
-                 value_or_nan(a, 3), when);
+  for (; a.step(); ++n) {  // layer -1: the model as a whole; head -1: the layer as a whole
+    std::string tag = "attn/" + a.text(0);
+    if (a.integer(1) >= 0) tag += fmt::format("/layer{}", a.integer(1));
+    if (a.integer(2) >= 0) tag += fmt::format("/head{}", a.integer(2));
+    w.add_scalar(tag, step, value_or_nan(a, 3), when);
   }
 }
 

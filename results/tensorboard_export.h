@@ -30,8 +30,8 @@ struct ExportedRun {
 // Writes, for each run (the sweep's in its order, else every run), out/<label>/ holding one event
 // file: its training curves at their steps (tag = the metric key, as the trainer logs it), and at
 // its last training step (0 without curves) its evaluation metrics (eval/<task>/<metric>) and
-// scalar attention statistics (attn/<stat>/layer<l>[/head<h>]). <label> is the run's cell label in
-// the sweep (or the id), with characters other than letters, digits and . _ - = , + as '_';
+// scalar attention statistics (attn/<stat>[/layer<l>[/head<h>]]). <label> is the run's cell label
+// in the sweep (or the id), with characters other than letters, digits and . _ - = , + as '_';
 // a label that two runs share is followed by -<id>. Under `force`, `out` is emptied first.
 std::vector<ExportedRun> export_tensorboard(Store& store, const TensorBoardExport& request);
 

@@ -42,10 +42,13 @@ void fill(Store& store) {
   head.head = 0;
   head.stat = "sink_mass";
   head.value = 0.5;
+  AttnStat model = head;  // layer = head = -1: the model as a whole
+  model.layer = model.head = -1;
+  model.value = 0.25;
   AttnStat profile = head;
   profile.stat = "distance_bias";
   profile.index = 3;
-  store.record_attn_stats("a1", {head, profile});
+  store.record_attn_stats("a1", {head, model, profile});
 }
 
 }  // namespace
@@ -61,13 +64,14 @@ CATCH_TEST_CASE("export-tb writes each run's curves, evals and attention statist
   const auto done = export_tensorboard(store, request);
   CATCH_REQUIRE(done.size() == 2);
   CATCH_CHECK(done[0].folder == dir / "tb" / "a1");
-  CATCH_CHECK(done[0].scalars == 5);
+  CATCH_CHECK(done[0].scalars == 6);
   CATCH_CHECK(done[1].folder == dir / "tb" / "b_2");
   CATCH_CHECK(scalars(dir / "tb" / "a1") ==
               std::map<std::string, float>{{"train/loss@10", 3.5f},
                                            {"train/loss@20", 2.5f},
                                            {"val/loss@20", 2.75f},
                                            {"eval/piqa/acc@20", 0.625f},
+                                           {"attn/sink_mass@20", 0.25f},
                                            {"attn/sink_mass/layer1/head0@20", 0.5f}});
   CATCH_CHECK(scalars(dir / "tb" / "b_2").empty());
 
