@@ -16,6 +16,7 @@
 #include "train/progress.h"
 #include "train/run_lock.h"
 #include "train/schedule.h"
+#include "train/tensorboard_sink.h"
 #include "train/throughput.h"
 #include "train/windows.h"
 #include "kernels/torch_compat.h"
@@ -400,11 +401,13 @@ TrainResult train_run(const config::RunConfig& cfg, TrainingData data, const fs:
   // A fresh run starts an empty metrics file; a resumed one drops what was logged after its
   // checkpoint (those steps are about to be redone, identically).
   std::optional<JsonlMetricSink> jsonl;
+  std::optional<TensorBoardSink> events;
   if (leader) {
     model::write_file_atomic(run_dir / "config.json", config::to_json(cfg).dump(2) + "\n");
     jsonl.emplace(run_dir / "metrics.jsonl", existing ? state.metrics_bytes : 0);
+    events.emplace(run_dir, state.step + 1);  // a new event file (train/tensorboard_sink.h)
   }
-  TeeSink metrics({jsonl ? &*jsonl : nullptr, leader ? sink : nullptr});
+  TeeSink metrics({jsonl ? &*jsonl : nullptr, events ? &*events : nullptr, leader ? sink : nullptr});
   std::optional<GradReducer> reducer;
   if (comm) reducer.emplace(parameter_names(*model), model->parameters(), *comm);
 

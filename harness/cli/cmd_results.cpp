@@ -4,6 +4,7 @@
 //   runs    one line per run;  show RUN: everything about one run;  curves RUN: a training curve
 //   merge   fold per-cell databases (Slurm array tasks) into one
 //   sql     one read-only SQL statement
+//   export-tb  stored runs as TensorBoard event files, one folder per run
 // Every query opens the database read-only (SQLITE_OPEN_READONLY: a missing path is an error, never
 // a new file, and a read-only folder is fine); only merge writes (to its OUT).
 #include <iostream>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/output_path.h"
 #include "harness/cli/command.h"
 #include "results/compare.h"
 #include "results/merge.h"
@@ -23,6 +25,7 @@
 #include "results/sql.h"
 #include "results/store.h"
 #include "results/table.h"
+#include "results/tensorboard_export.h"
 
 namespace attnbench::cli::cmd_results {
 namespace {
@@ -46,8 +49,9 @@ struct Options {
   // show, curves
   std::string run;
   std::string curve_metric = "train/loss";  // the trainer writes train/loss and val/loss
-  // merge
+  // merge, export-tb
   std::string out;
+  bool force = false;
   std::vector<std::string> inputs;
   // sql
   std::string sql;
@@ -170,9 +174,22 @@ int run_sql(const Options& o) {
   return 0;
 }
 
+int run_export_tb(const Options& o) {
+  r::TensorBoardExport req{o.sweep, o.out, o.force};
+  const std::filesystem::path db = r::default_db_path(o.db);
+  refuse_output_over_inputs({"--out", o.out}, {{"--db", db}});
+  r::check_export_folder(req);  // before the database is opened
+  r::Store store = r::Store::open(db, true);
+  for (const r::ExportedRun& run : r::export_tensorboard(store, req)) {
+    fmt::print("{}: {} scalars of run {}\n", run.folder.string(), run.scalars, run.id);
+  }
+  return 0;
+}
+
 // The group; each subcommand registers under it (main runs the deepest parsed command).
 const RegisterCommand reg_results(
-    "results", "Query the results store: paper tables, runs, curves, merge, read-only SQL",
+    "results",
+    "Query the results store: paper tables, runs, curves, merge, read-only SQL, TensorBoard files",
     [](CLI::App&) -> Action { return {}; });
 
 const RegisterCommand reg_table("results", "table", "The paper-style table of a sweep",
@@ -278,6 +295,20 @@ const RegisterCommand reg_sql("results", "sql", "Run one read-only SQL statement
   add_db_option(&cmd, *o);
   refuse_empty_values(cmd);
   return [o] { return run_sql(*o); };
+});
+
+const RegisterCommand reg_export_tb(
+    "results", "export-tb",
+    "Stored runs as TensorBoard event files: one folder per run in --out, with its training "
+    "curves, evaluation metrics and attention statistics",
+    [](CLI::App& cmd) -> Action {
+  auto o = std::make_shared<Options>();
+  cmd.add_option("--out", o->out, "Output folder (one folder per run)")->required();
+  cmd.add_option("--sweep", o->sweep, "Only the runs of this sweep (default: every run)");
+  cmd.add_flag("--force", o->force, "Replace a non-empty --out folder");
+  add_db_option(&cmd, *o);
+  refuse_empty_values(cmd);
+  return [o] { return run_export_tb(*o); };
 });
 
 }  // namespace

@@ -165,6 +165,8 @@ PY
 
 # a. One process, --nproc-per-node 1 and --nproc-per-node 2 train the same 20 steps of batch 4.
 steps20=(--set train.steps=20 --set train.batch_size=4)
+# A run folder's files; a TensorBoard event file's name holds the time and pid of its writer.
+files() { (cd "$1" && find . | sed 's/tfevents\..*/tfevents.TIME.HOST.PID.N/' | sort); }
 train "${steps20[@]}" --out "$WORK/single" > /dev/null
 for n in 1 2; do
   train "${steps20[@]}" --out "$WORK/ranks$n" --nproc-per-node "$n" > "$WORK/out$n" 2> "$WORK/err" \
@@ -174,7 +176,7 @@ for n in 1 2; do
          exit 1; }
   [[ $(losses "$WORK/ranks$n/metrics.jsonl" | wc -l) -eq 20 ]] \
     || { echo "FAIL: --nproc-per-node $n: not 20 train/loss lines"; exit 1; }
-  diff <(cd "$WORK/single" && find . | sort) <(cd "$WORK/ranks$n" && find . | sort) \
+  diff <(files "$WORK/single") <(files "$WORK/ranks$n") \
     || { echo "FAIL: --nproc-per-node $n: the run folder's files are not one process's"; exit 1; }
   grep -q '"status": "finished"' "$WORK/ranks$n/status.json" || { echo "FAIL: status"; exit 1; }
   close_curves "$WORK/single/metrics.jsonl" "$WORK/ranks$n/metrics.jsonl"
