@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "evals/text_units.h"
 #include "core/data/text_tokenizer.h"
 #include "evals/progress.h"
 #include "evals/scorer.h"
@@ -173,9 +174,13 @@ std::vector<SampleResult> sample_results(OutputType type, const std::vector<Doc>
   for (size_t d = 0; d < docs.size(); ++d) {
     for (size_t r : of_doc[d]) {
       const size_t request = requests.origin[r].request;
-      out.push_back({docs[d].index, static_cast<int64_t>(request), lls[r].logprob,
+      SampleResult s{docs[d].index, static_cast<int64_t>(request), lls[r].logprob,
                      lls[r].is_greedy, is_gold_request(type, docs[d], request),
-                     static_cast<int64_t>(requests.tokens[r].continuation.size())});
+                     static_cast<int64_t>(requests.tokens[r].continuation.size())};
+      if (type == OutputType::MultipleChoice && request < docs[d].choices.size()) {
+        s.choice_chars = static_cast<int64_t>(codepoint_length(docs[d].choices[request]));
+      }
+      out.push_back(s);
     }
   }
   return out;
@@ -258,8 +263,16 @@ std::vector<results::EvalRow> eval_rows(const TaskReport& task, int64_t limit, B
 std::vector<results::Sample> sample_rows(const TaskReport& task) {
   std::vector<results::Sample> rows;
   for (const SampleResult& s : task.samples) {
-    rows.push_back({task.task, s.doc, s.request, s.loglikelihood, s.is_greedy, s.is_gold,
-                    s.tokens});
+    results::Sample row;
+    row.task = task.task;
+    row.doc = s.doc;
+    row.request = s.request;
+    row.loglikelihood = s.loglikelihood;
+    row.is_greedy = s.is_greedy;
+    row.is_gold = s.is_gold;
+    row.tokens = s.tokens;
+    if (s.choice_chars >= 0) row.choice_chars = s.choice_chars;
+    rows.push_back(row);
   }
   return rows;
 }

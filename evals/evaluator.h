@@ -55,6 +55,9 @@ struct SampleResult {
   bool is_greedy = false;
   bool is_gold = false;
   int64_t tokens = 0;   // continuation tokens scored
+  // Multiple choice: len(choice) in code points, lm-eval's acc_norm denominator (what a paired
+  // test of acc_norm needs); -1 for other requests.
+  int64_t choice_chars = -1;
 };
 
 struct TaskReport {

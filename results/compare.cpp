@@ -10,6 +10,7 @@
 #include "core/common/error.h"
 #include "results/paired.h"
 #include "results/runs.h"
+#include "results/schema.h"
 #include "results/sqlite.h"
 #include "results/table.h"
 
@@ -19,7 +20,8 @@ namespace {
 
 // The outcomes of one evaluation item (one doc of a task) for one run, from its samples.
 struct ItemOutcome {
-  std::optional<double> correct;  // 1 / 0: acc, the argmax choice is the gold one
+  std::optional<double> correct;       // 1 / 0: acc, the argmax choice is the gold one
+  std::optional<double> correct_norm;  // 1 / 0: acc_norm, the argmax of ll / len(choice)
   std::optional<double> gold_ll;  // log-likelihood of the gold continuation (sum over its requests)
 };
 using Items = std::map<int64_t, ItemOutcome>;  // doc -> outcome
@@ -28,12 +30,34 @@ struct SampleRow {
   int64_t request;
   std::optional<double> ll;  // NULL: a non-finite log-likelihood
   bool gold, greedy;
+  std::optional<int64_t> chars;  // the choice's length (acc_norm's denominator); NULL before v3
 };
+
+// numpy's argmax: the first maximum, and the first NaN if there is one.
+size_t first_argmax(const std::vector<double>& v) {
+  size_t best = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) return i;
+    if (v[i] > v[best]) best = i;
+  }
+  return best;
+}
+
+// lm-eval's acc_norm of a multiple-choice doc: the argmax of ll / len(choice) (numpy's float
+// division: a zero length gives +-inf or NaN) is the gold one; unset without the lengths.
+std::optional<double> correct_norm_of(const std::vector<SampleRow>& reqs) {
+  std::vector<double> normalised;
+  for (const SampleRow& r : reqs) {
+    if (!r.chars) return std::nullopt;
+    normalised.push_back(r.ll.value_or(std::nan("")) / static_cast<double>(*r.chars));
+  }
+  return reqs[first_argmax(normalised)].gold ? 1.0 : 0.0;
+}
 
 // lm-eval's acc from the stored requests of a doc: with several requests (multiple choice), the
 // first argmax of the log-likelihoods (a NaN wins, as numpy's argmax) is the gold one; with one
 // gold request (a loglikelihood task such as LAMBADA), the continuation is the greedy one. acc_norm
-// divides by the choices' lengths, which samples do not store, so it is never rebuilt here.
+// as correct_norm_of, where the samples hold the choices' lengths.
 ItemOutcome outcome_of(const std::vector<SampleRow>& reqs) {
   ItemOutcome o;
   int golds = 0;
@@ -47,24 +71,25 @@ ItemOutcome outcome_of(const std::vector<SampleRow>& reqs) {
   if (golds > 0 && ll_known) o.gold_ll = gold_ll;
   if (reqs.size() == 1 && golds == 1) o.correct = reqs[0].greedy ? 1.0 : 0.0;
   if (reqs.size() >= 2 && golds == 1) {
-    size_t best = 0;
-    for (size_t i = 0; i < reqs.size(); ++i) {
-      const double v = reqs[i].ll.value_or(std::nan(""));
-      if (std::isnan(v)) { best = i; break; }
-      if (v > reqs[best].ll.value_or(-INFINITY)) best = i;
-    }
-    o.correct = reqs[best].gold ? 1.0 : 0.0;
+    std::vector<double> lls;
+    for (const SampleRow& r : reqs) lls.push_back(r.ll.value_or(std::nan("")));
+    o.correct = reqs[first_argmax(lls)].gold ? 1.0 : 0.0;
+    o.correct_norm = correct_norm_of(reqs);
   }
   return o;
 }
 
 Items load_items(Db& db, const std::string& run, const std::string& task) {
-  Stmt s = db.prepare("SELECT doc, request, loglikelihood, is_gold, is_greedy FROM samples "
-                      "WHERE run = ? AND task = ? ORDER BY doc, request");
+  Stmt s = db.prepare("SELECT doc, request, loglikelihood, is_gold, is_greedy, " +
+                      samples_choice_chars_sql(db) +
+                      " FROM samples WHERE run = ? AND task = ? ORDER BY doc, request");
   s.bind_all(run, task);
   std::map<int64_t, std::vector<SampleRow>> docs;
   while (s.step()) {
-    docs[s.integer(0)].push_back({s.integer(1), s.optional_real(2), s.integer(3) != 0, s.integer(4) != 0});
+    std::optional<int64_t> chars;
+    if (!s.is_null(5)) chars = s.integer(5);
+    docs[s.integer(0)].push_back(
+        {s.integer(1), s.optional_real(2), s.integer(3) != 0, s.integer(4) != 0, chars});
   }
   Items out;
   for (const auto& [doc, reqs] : docs) out[doc] = outcome_of(reqs);
@@ -95,9 +120,9 @@ std::optional<double> eval_value(Db& db, const std::string& run, const Column& c
   return s.step() ? s.optional_real(0) : std::nullopt;
 }
 
-bool task_has_acc(Db& db, const std::string& run, const std::string& task) {
-  Stmt s = db.prepare("SELECT 1 FROM evals WHERE run = ? AND task = ? AND metric = 'acc'");
-  s.bind_all(run, task);
+bool task_has_metric(Db& db, const std::string& run, const std::string& task, const char* metric) {
+  Stmt s = db.prepare("SELECT 1 FROM evals WHERE run = ? AND task = ? AND metric = ?");
+  s.bind_all(run, task, metric);
   return s.step();
 }
 
@@ -230,8 +255,9 @@ ItemSeries item_series(const std::vector<std::pair<Items, Items>>& loaded,
   return s;
 }
 
-// Over items (samples of both runs of each pair): the paired bootstrap of acc and of the gold
-// log-likelihood, and McNemar's exact test of acc. False when some run has no samples of the task.
+// Over items (samples of both runs of each pair): the paired bootstrap of acc, acc_norm and the
+// gold log-likelihood, and McNemar's exact test of acc and acc_norm. False when some run has no
+// samples of the task.
 bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const std::string& task,
                     const RunPairs& pairs, const CompareRequest& req) {
   std::vector<std::pair<Items, Items>> loaded;
@@ -240,12 +266,21 @@ bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const st
     if (loaded.back().first.empty() || loaded.back().second.empty()) return false;
   }
   if (loaded.empty()) return false;
-  const bool acc = task_has_acc(db, pairs[0].first, task);
   for (const auto& [name, measure] : {std::pair{"acc", &ItemOutcome::correct},
+                                      std::pair{"acc_norm", &ItemOutcome::correct_norm},
                                       std::pair{"gold_loglikelihood", &ItemOutcome::gold_ll}}) {
-    if (measure == &ItemOutcome::correct && !acc) continue;
+    const bool accuracy = measure != &ItemOutcome::gold_ll;
+    if (accuracy && !task_has_metric(db, pairs[0].first, task, name)) continue;
     const ItemSeries s = item_series(loaded, measure);
-    if (s.variant.empty()) continue;
+    if (s.variant.empty()) {
+      const std::string note = fmt::format("{}: acc_norm tested over seeds only, its samples hold "
+                                           "no choice lengths (stored before schema version 3)", task);
+      if (measure == &ItemOutcome::correct_norm &&
+          std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) {
+        out.notes.push_back(note);
+      }
+      continue;
+    }
     std::vector<double> diffs;
     for (size_t i = 0; i < s.variant.size(); ++i) diffs.push_back(s.variant[i] - s.baseline[i]);
     const std::string n = loaded.size() == 1 ? fmt::format("{} items", diffs.size())
@@ -263,7 +298,7 @@ bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const st
                    unpaired_std_error(s.variant, s.baseline), boot.p,
                    fmt::format("95% interval [{:.4g}, {:.4g}], {} resamples, seed {}", boot.lo,
                                boot.hi, boot.resamples, req.seed)});
-    if (measure != &ItemOutcome::correct) continue;
+    if (!accuracy) continue;
     add_line(out, under.label, {under.index, task, name, kMcNemarTest,
                    fmt::format("{} pairs", diffs.size() * loaded.size()), mean_of(s.baseline),
                    mean_of(s.variant), boot.mean, std::nan(""), std::nan(""),
@@ -319,9 +354,9 @@ Comparison compare_rows(Db& db, const ResultTable& table, size_t bi, const Compa
 
 // The line that decides a cell against the baseline (mark_against_baseline in compare.h).
 const ComparisonLine* deciding_line(const Comparison& c, size_t row, const Column& col) {
-  // acc_norm divides by the choices' lengths, which samples lack: it is tested over seeds only.
-  const char* item_measure = col.metric == "acc" ? "acc" : col.metric == "acc_norm" ? nullptr
-                                                                                     : "gold_loglikelihood";
+  const char* item_measure = col.metric == "acc"        ? "acc"
+                             : col.metric == "acc_norm" ? "acc_norm"
+                                                        : "gold_loglikelihood";
   const ComparisonLine* seeds = nullptr;
   for (const ComparisonLine& l : c.lines) {
     if (l.row != row || l.task != col.task || !std::isfinite(l.p)) continue;

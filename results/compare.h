@@ -69,7 +69,8 @@ std::string render_comparison_text(const Comparison& comparison, bool details);
 
 // `results table --baseline`: runs the tests of compare_to_baseline on `table` (built by
 // build_table from request.table) and sets each cell's vs_baseline to the line that decides it:
-// the paired bootstrap over items of the column's measure (acc for acc; the gold log-likelihood
+// the paired bootstrap over items of the column's measure (acc for acc, acc_norm for acc_norm when
+// the samples hold the choices' lengths; the gold log-likelihood
 // for logprob, bits_per_byte and perplexities, which with the same items are monotone in it) when
 // every run of both rows has samples of the task, else the one-sided Welch test over seeds of the
 // column's metric when it has a p, else none. Marks the baseline row and sets table.baseline.

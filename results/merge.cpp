@@ -40,7 +40,7 @@ const RowKind kAttnStats{"attn_stats",
                          "layer, head, stat, idx"};
 const RowKind kSamples{"samples",
                        {"run", "task", "doc", "request"},
-                       {"loglikelihood", "is_greedy", "is_gold", "tokens"},
+                       {"loglikelihood", "is_greedy", "is_gold", "tokens", "choice_chars"},
                        "task, doc, request"};
 
 // Decides a conflict between an input row (its key columns, then its values) and OUT's row with
@@ -185,9 +185,14 @@ RunOutcome merge_run_row(Db& out, Db& in, Stmt& run) {
   return exists ? RunOutcome::Replaced : RunOutcome::Added;
 }
 
+// How to read the columns an older input lacks (results/schema.h), read once per input.
+struct InputColumns {
+  std::string learned;       // attn_stats.learned (attn_stats_learned_sql)
+  std::string choice_chars;  // samples.choice_chars (samples_choice_chars_sql)
+};
+
 // Merges one run: its row and params, then every per-run row kind under its own rule.
-// `learned_sql` reads the input's attn_stats.learned (attn_stats_learned_sql).
-void merge_run(Db& out, Db& in, Stmt& run, const std::string& learned_sql, MergeSummary& summary) {
+void merge_run(Db& out, Db& in, Stmt& run, const InputColumns& columns, MergeSummary& summary) {
   const std::string id = run.text(0);
   const std::map<std::string, double> in_evals = eval_times(in, id), out_evals = eval_times(out, id);
   const RunOutcome outcome = merge_run_row(out, in, run);
@@ -208,14 +213,17 @@ void merge_run(Db& out, Db& in, Stmt& run, const std::string& learned_sql, Merge
   add(summary.attn_stats,
       merge_rows(
           out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; },
-          {{"learned", learned_sql}}));
+          {{"learned", columns.learned}}));
   auto time_of = [](const std::map<std::string, double>& times, const std::string& task) {
     auto it = times.find(task);
     return it == times.end() ? -std::numeric_limits<double>::infinity() : it->second;
   };
-  add(summary.samples, merge_rows(out, in, kSamples, id, [&](const Stmt& i, const Stmt&) {
-        return time_of(in_evals, i.text(1)) > time_of(out_evals, i.text(1));
-      }));
+  add(summary.samples, merge_rows(
+                           out, in, kSamples, id,
+                           [&](const Stmt& i, const Stmt&) {
+                             return time_of(in_evals, i.text(1)) > time_of(out_evals, i.text(1));
+                           },
+                           {{"choice_chars", columns.choice_chars}}));
 }
 
 void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summary) {
@@ -237,8 +245,10 @@ void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summ
     }
   }
   Stmt runs = in.prepare(std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id");
-  const std::string learned_sql = attn_stats_learned_sql(in);  // the input's schema, read once
-  while (runs.step()) merge_run(out, in, runs, learned_sql, summary);
+  InputColumns columns;  // the input's schema, read once
+  columns.learned = attn_stats_learned_sql(in);
+  columns.choice_chars = samples_choice_chars_sql(in);
+  while (runs.step()) merge_run(out, in, runs, columns, summary);
 
   // Memberships: the union (a membership has no value to replace).
   {

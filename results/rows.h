@@ -57,6 +57,10 @@ struct Sample {
   bool is_greedy = false;  // continuation is the argmax at every token
   bool is_gold = false;    // this choice is the correct answer
   int64_t tokens = 0;      // continuation tokens scored
+  // Multiple choice: the choice's length in code points, lm-eval's acc_norm denominator, so that
+  // acc_norm can be tested over items (results/compare.h); unset otherwise and in rows stored
+  // before schema version 3.
+  std::optional<int64_t> choice_chars = std::nullopt;
 };
 
 }  // namespace attnbench::results

@@ -139,7 +139,12 @@ const std::vector<Migration>& migrations() {
     v2.description = "attn_stats.learned: measured or learned";
     v2.sql = schema_v2();
     v2.columns = {"attn_stats.learned"};
-    return std::vector<Migration>{v1, v2};
+    Migration v3;
+    v3.version = 3;
+    v3.description = "samples.choice_chars: acc_norm's denominator per choice";
+    v3.sql = "ALTER TABLE samples ADD COLUMN choice_chars INTEGER;\n";
+    v3.columns = {"samples.choice_chars"};
+    return std::vector<Migration>{v1, v2, v3};
   }();
   return all;
 }
@@ -257,5 +262,7 @@ void require_current_schema(Db& db) {
 std::string attn_stats_learned_sql(Db& db) {
   return schema_version(db) >= 2 ? "learned" : v1_learned_sql();
 }
+
+std::string samples_choice_chars_sql(Db& db) { return schema_version(db) >= 3 ? "choice_chars" : "NULL"; }
 
 }  // namespace attnbench::results

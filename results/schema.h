@@ -51,5 +51,8 @@ void require_current_schema(Db& db);
 // attn_stats' learned flag as an SQL expression over its columns: the column from version 2 on; in
 // a version-1 database, which did not record it, every statistic version 1 did not measure.
 std::string attn_stats_learned_sql(Db& db);
+// The SQL expression for samples.choice_chars in `db`: the column from version 3 on, NULL before
+// (no acc_norm denominators were stored: acc_norm is then tested over seeds only).
+std::string samples_choice_chars_sql(Db& db);
 
 }  // namespace attnbench::results

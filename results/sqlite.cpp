@@ -232,6 +232,7 @@ Stmt& Stmt::bind(int i, double v) {
   return *this;
 }
 Stmt& Stmt::bind(int i, const std::optional<double>& v) { return v ? bind(i, *v) : bind_null(i); }
+Stmt& Stmt::bind(int i, const std::optional<int64_t>& v) { return v ? bind(i, *v) : bind_null(i); }
 Stmt& Stmt::bind_null(int i) {
   if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) db_->fail(sqlite3_sql(stmt_));
   return *this;

@@ -76,7 +76,8 @@ class Stmt {
   Stmt& bind(int i, int v) { return bind(i, int64_t{v}); }
   Stmt& bind(int i, double v);
   Stmt& bind(int i, bool v) { return bind(i, int64_t{v ? 1 : 0}); }
-  Stmt& bind(int i, const std::optional<double>& v);
+  Stmt& bind(int i, const std::optional<double>& v);    // NULL when unset
+  Stmt& bind(int i, const std::optional<int64_t>& v);   // NULL when unset
   Stmt& bind_null(int i);
   Stmt& bind_column(int i, const Stmt& source, int column);  // copies the value with its type
   template <typename... T>

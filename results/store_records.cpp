@@ -45,12 +45,13 @@ void insert_evals(Db& db, const std::string& run_id, const std::vector<EvalRow>&
 
 void insert_samples(Db& db, const std::string& run_id, const std::vector<Sample>& samples) {
   Stmt s = db.prepare(
-      "INSERT INTO samples(run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, doc, request) DO UPDATE SET "
-      "loglikelihood = excluded.loglikelihood, is_greedy = excluded.is_greedy, "
-      "is_gold = excluded.is_gold, tokens = excluded.tokens");
+      "INSERT INTO samples(run, task, doc, request, loglikelihood, is_greedy, is_gold, tokens, "
+      "choice_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, doc, request) DO "
+      "UPDATE SET loglikelihood = excluded.loglikelihood, is_greedy = excluded.is_greedy, "
+      "is_gold = excluded.is_gold, tokens = excluded.tokens, choice_chars = excluded.choice_chars");
   for (const Sample& x : samples) {
-    s.bind_all(run_id, x.task, x.doc, x.request, x.loglikelihood, x.is_greedy, x.is_gold, x.tokens)
+    s.bind_all(run_id, x.task, x.doc, x.request, x.loglikelihood, x.is_greedy, x.is_gold, x.tokens,
+               x.choice_chars)
         .run();
     s.reset();
   }

@@ -8,6 +8,7 @@
 
 #include "core/common/error.h"
 #include "results/compare.h"
+#include "results/sqlite.h"
 #include "tests/results/fixture.h"
 
 using namespace attnbench::results;
@@ -105,6 +106,59 @@ CATCH_TEST_CASE("compare: paired item tests from samples and Welch over seeds ag
   // The baseline may be named by one of its runs; the result is the same.
   req.baseline = "soft1";
   CATCH_CHECK(compare_to_baseline(store.db(), req).grid.rows == c.grid.rows);
+}
+
+CATCH_TEST_CASE("compare: acc_norm is tested over items from the stored choice lengths") {
+  // 20 two-choice items, gold = choice 0 of 10 characters, choice 1 of 1: ll -5 against -1 is
+  // wrong for acc (argmax ll) but right for acc_norm (-0.5 > -1); ll -20 against -1 is wrong for
+  // both. softmax gets acc_norm right on items 0..9, lazy on 1..13.
+  auto samples = [](const std::vector<int>& right) {
+    std::vector<Sample> out;
+    for (int doc = 0; doc < 20; ++doc) {
+      const bool ok = std::find(right.begin(), right.end(), doc) != right.end();
+      for (int request : {0, 1}) {
+        Sample x;
+        x.task = "piqa";
+        x.doc = doc;
+        x.request = request;
+        x.loglikelihood = request == 1 ? -1.0 : ok ? -5.0 : -20.0;
+        x.is_gold = request == 0;
+        x.choice_chars = request == 0 ? 10 : 1;
+        out.push_back(x);
+      }
+    }
+    return out;
+  };
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  for (const char* variant : {"softmax", "lazy"}) {
+    const std::string id = std::string(variant) + "0";
+    add_run(store, "s", id, {{"attention.variant", variant, "string"}, {"train.seed", "0", "int"}});
+    const bool lazy = variant[0] == 'l';
+    store.record_evals(id, {eval("piqa", "acc", 0.0, 0.0), eval("piqa", "acc_norm", lazy ? 0.65 : 0.5, 0.1)});
+    store.record_samples(id, samples(lazy ? range(1, 14) : range(0, 10)));
+  }
+  CompareRequest req;
+  req.table.sweep = "s";
+  req.resamples = 2000;
+  const Comparison c = compare_to_baseline(store.db(), req);
+  const auto& boot = line(c, "acc_norm", "paired bootstrap");
+  CATCH_CHECK(boot[4] == "20 items");
+  CATCH_CHECK(boot[5].get<double>() == Approx(0.5));
+  CATCH_CHECK(boot[6].get<double>() == Approx(0.65));
+  // McNemar: 4 items only lazy gets right, 1 only softmax: p = 2 P(X <= 1 | n = 5, 1/2) = 12/32.
+  const auto& mc = line(c, "acc_norm", "McNemar");
+  CATCH_CHECK(mc[10].get<double>() == Approx(12.0 / 32).epsilon(1e-9));
+  CATCH_CHECK(line(c, "acc", "paired bootstrap")[6].get<double>() == Approx(0.0));  // acc: none right
+  for (const auto& n : c.notes) CATCH_CHECK(n.find("acc_norm tested over seeds only") == std::string::npos);
+
+  // Samples without lengths (stored before schema version 3): acc_norm over seeds only, said once.
+  store.db().exec("UPDATE samples SET choice_chars = NULL");
+  const Comparison old = compare_to_baseline(store.db(), req);
+  CATCH_CHECK_THROWS(line(old, "acc_norm", "paired bootstrap"));
+  CATCH_CHECK(std::count_if(old.notes.begin(), old.notes.end(), [](const std::string& n) {
+                return n.find("piqa: acc_norm tested over seeds only") == 0;
+              }) == 1);
 }
 
 CATCH_TEST_CASE("compare: a bad baseline selector is a usage error naming the rows") {

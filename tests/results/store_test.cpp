@@ -87,7 +87,8 @@ CATCH_TEST_CASE("a version-1 database is read as it is and upgraded by a writer,
     CATCH_REQUIRE(claim(s, "r").claimed);
     s.record_attn_stats("r", {{0, -1, "sink_mass", -1, 0.5}, {0, -1, "tau", -1, -1.0, true}});
     // Back to version 1's layout: the column version 2 added is gone, user_version says 1.
-    s.db().exec("ALTER TABLE attn_stats DROP COLUMN learned; PRAGMA user_version = 1");
+    s.db().exec("ALTER TABLE attn_stats DROP COLUMN learned; "
+                "ALTER TABLE samples DROP COLUMN choice_chars; PRAGMA user_version = 1");
   }
   const std::string learned_stats = "SELECT group_concat(stat) FROM attn_stats WHERE ";
   {
@@ -105,6 +106,39 @@ CATCH_TEST_CASE("a version-1 database is read as it is and upgraded by a writer,
   CATCH_CHECK(schema_version(db) == current_schema_version());
   CATCH_CHECK(one_text(db, learned_stats + "learned = 1") == "tau");
   CATCH_CHECK(attn_stats_learned_sql(db) == "learned");
+}
+
+CATCH_TEST_CASE("a version-2 database's samples read without choice lengths, upgraded by a writer") {
+  TempDir dir;
+  auto path = dir / "v2.db";
+  {
+    Store s = Store::open(path);
+    CATCH_REQUIRE(claim(s, "r").claimed);
+    Sample x;
+    x.task = "piqa";
+    x.choice_chars = 7;
+    s.record_samples("r", {x});
+    // Back to version 2's layout: the column version 3 added is gone, user_version says 2.
+    s.db().exec("ALTER TABLE samples DROP COLUMN choice_chars; PRAGMA user_version = 2");
+  }
+  {
+    Store ro = Store::open(path, true);  // read-only: reads version 2 as it is
+    CATCH_CHECK(schema_version(ro.db()) == 2);
+    CATCH_CHECK(samples_choice_chars_sql(ro.db()) == "NULL");
+  }
+  {
+    Store s = Store::open(path);  // a writer upgrades it in place; old rows have no length
+    Sample y;
+    y.task = "piqa";
+    y.request = 1;
+    y.choice_chars = 5;
+    s.record_samples("r", {y});
+  }
+  Db db(path, true);
+  CATCH_CHECK(schema_version(db) == current_schema_version());
+  CATCH_CHECK(samples_choice_chars_sql(db) == "choice_chars");
+  CATCH_CHECK(one_text(db, "SELECT group_concat(coalesce(choice_chars, 'null')) FROM "
+                           "(SELECT choice_chars FROM samples ORDER BY request)") == "null,5");
 }
 
 CATCH_TEST_CASE("a read-only open needs an existing database and never writes") {
