@@ -55,7 +55,34 @@ std::string tail(const fs::path& log, size_t lines) {
   return out;
 }
 
+// Where every running child is, one line each under a summary of the sweep's cells.
+void print_status(const std::map<pid_t, Child>& running, size_t started, size_t finished,
+                  size_t total) {
+  fmt::print("status: {} running, {} finished, {} waiting of {} cell(s)\n", running.size(), finished,
+             total - started, total);
+  for (const auto& [pid, child] : running) {
+    const std::string line = last_log_line(child.log);
+    fmt::print("  {} {}: {}\n", child.cell->id, child.cell->label, line.empty() ? "starting" : line);
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
+
+std::string last_log_line(const fs::path& log) {
+  std::ifstream in(log, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);  // a line fits in 4 KiB
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  const size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  const size_t newline = text.find_last_of("\r\n", end);
+  const size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(start, end - start + 1);
+}
 
 int threads_per_job(int jobs) {
   int total = 0;
@@ -73,8 +100,11 @@ void run_children(const SweepOptions& o, const fs::path& db, const std::vector<c
   std::fflush(stdout);
 
   std::map<pid_t, Child> running;
-  size_t next = 0, started = 0;
+  size_t next = 0, started = 0, finished = 0;
   bool forwarded = false;
+  using Clock = std::chrono::steady_clock;
+  const auto every = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.status_every));
+  Clock::time_point next_status = Clock::now() + every;
   while (true) {
     while (!stop_requested() && next < cells.size() && running.size() < static_cast<size_t>(o.jobs)) {
       const Cell& cell = *cells[next++];
@@ -94,6 +124,10 @@ void run_children(const SweepOptions& o, const fs::path& db, const std::vector<c
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid == 0 || (pid < 0 && errno == EINTR)) {
+      if (Clock::now() >= next_status) {
+        print_status(running, started, finished, cells.size());
+        next_status = Clock::now() + every;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
@@ -102,6 +136,7 @@ void run_children(const SweepOptions& o, const fs::path& db, const std::vector<c
     if (it == running.end()) continue;
     const Child child = it->second;
     running.erase(it);
+    ++finished;
     const int code = exit_code(status);
     if (code == 0) {
       fmt::print("{} {}: done\n", child.cell->id, child.cell->label);

@@ -17,6 +17,7 @@ struct SweepOptions {
   bool dry_run = false;
   bool prune = false;  // take the runs the file no longer lists out of the sweep, run nothing
   int jobs = 1;                  // cells run in parallel, each in its own child process
+  double status_every = 30;      // --jobs: seconds between the lines saying where each cell is
   std::string db;                // --db; "" = results::default_db_path
   std::string only;              // run just this cell (run id, id prefix or label)
   bool retry_failed = false;
