@@ -3,6 +3,8 @@
 // the caller from checkpoints) lie side by side in one folder. Each section is one file in
 // results/report/ that registers itself (results/report/page.h); in page order, by element id
 // (checked by tests/harness/cli/report_*.sh in a real browser):
+//   overview       what was trained: model, attention variants, training budget, data, tasks and
+//                  items scored, code version and machine, from the runs' configs and metadata
 //   results        the paper-style table (results/query.h build_table), HTML rendering
 //   side-by-side   per table row: seeds, model-level sink mass, sink rate, sparsity (mean ± std over
 //                  seeds), Avg and per-task accuracy; a scatter of sink mass vs Avg accuracy

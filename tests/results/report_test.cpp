@@ -103,7 +103,7 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
 
   // Every section, once, in the documented order (results/report/report.h), each linked from the
   // navigation in that order.
-  const std::vector<std::string> ids = {"results",  "side-by-side", "paired",        "diagnostics",
+  const std::vector<std::string> ids = {"overview", "results",  "side-by-side", "paired",        "diagnostics",
                                         "sink-rate", "loss-curves", "task-bars",     "attention",
                                         "hidden-states", "learned",  "heatmaps"};
   const std::regex section_re("<section id=\"([a-z-]+)\">"), link_re("<a href=\"#([a-z-]+)\">");
@@ -114,6 +114,12 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
   CATCH_CHECK(shown == ids);
   CATCH_CHECK(linked == ids);
   CATCH_CHECK(attnbench::registration_errors().empty());  // no two sections share an id or a position
+  // What was trained comes first, from the stored configs: values the runs share once, others
+  // with their run counts; the items each task scored.
+  const std::string overview = section_of(html, "overview");
+  CATCH_CHECK_THAT(overview, Contains("<th>attention</th><td>lazy (2 runs), softmax (2 runs)</td>"));
+  CATCH_CHECK_THAT(overview, Contains("piqa 100, arc_easy 100"));
+  CATCH_CHECK_THAT(overview, Contains("4 in the sweep"));
   CATCH_CHECK(html.find("<script") == std::string::npos);
   CATCH_CHECK(html.find("http://") == std::string::npos);  // nothing fetched from a network
 
