@@ -77,7 +77,13 @@ std::string learned_section(const std::vector<RowData>& rows, const ReportOption
   learned_stat_names(rows, per_head, profiles);
   std::string figures;
   for (const auto& stat : per_head) figures += learned_per_layer(rows, stat, o);
-  for (const auto& stat : profiles) figures += learned_profiles(rows, stat, o);
+  // The profiles are one chart per row and layer: collapsed, so that the page stays short.
+  for (const auto& stat : profiles) {
+    const std::string charts = learned_profiles(rows, stat, o);
+    if (charts.empty()) continue;
+    figures += "<details><summary>learned " + esc(stat) + " profiles: one chart per row and layer" +
+               "</summary>\n" + charts + "</details>\n";
+  }
   h += figures.empty() ? "<p class=\"note\">No learned parameters recorded (no row's variant "
                          "exposes learned statistics).</p>\n"
                        : figures;
