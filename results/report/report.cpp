@@ -14,10 +14,10 @@ namespace attnbench::results {
 
 namespace {
 
-constexpr const char* kStyle = R"(body{font-family:sans-serif;margin:24px;max-width:1200px;color:#222}
+constexpr const char* kStyle = R"(body{font-family:sans-serif;margin:24px;max-width:1352px;color:#222}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;font-size:13px;display:block;overflow-x:auto;max-width:100%}
-th,td{border:1px solid #ddd;padding:3px 8px}details{margin:8px 0}summary{cursor:pointer;font-size:13px}
+table{border-collapse:collapse;font-size:12px;display:block;overflow-x:auto;max-width:100%}
+th,td{border:1px solid #ddd;padding:3px 4px}details{margin:8px 0}summary{cursor:pointer;font-size:13px}
 th{background:#f4f4f4}td.num,th.num{text-align:right}td.missing{color:#999}
 figure{display:inline-table;margin:8px;vertical-align:top}
 figcaption{display:table-caption;caption-side:bottom;font-size:12px;color:#555}

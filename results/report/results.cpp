@@ -8,12 +8,23 @@ namespace attnbench::results {
 
 namespace {
 
+// A header that may break after '_' and '.' ("arc_challenge acc_norm", "attention.tau_form"), so
+// that the columns are as narrow as their numbers and the table fits the page.
+std::string breakable(const std::string& label) {
+  std::string out;
+  for (char ch : esc(label)) {
+    out += ch;
+    if (ch == '_' || ch == '.') out += "<wbr>";
+  }
+  return out;
+}
+
 std::string results_table_html(const ResultTable& t) {
   std::string h = "<table>\n<thead><tr>";
-  for (const auto& k : t.row_keys) h += "<th>" + esc(k) + "</th>";
+  for (const auto& k : t.row_keys) h += "<th>" + breakable(k) + "</th>";
   if (t.row_keys.empty()) h += "<th>sweep</th>";
   h += "<th>n</th>";
-  for (const Column& c : t.columns) h += "<th class=\"num\">" + esc(column_label(c)) + "</th>";
+  for (const Column& c : t.columns) h += "<th class=\"num\">" + breakable(column_label(c)) + "</th>";
   if (t.has_avg) h += "<th class=\"num\">Avg ↑</th>";
   h += "</tr></thead>\n<tbody>\n";
   const Column avg_column = Column::average();

@@ -87,7 +87,7 @@ fi
 browser=(chromium --headless --no-sandbox --disable-gpu --virtual-time-budget=10000)
 # The page has no script; a copy with a probe beside it records which images failed to load.
 probe="$artifacts/.probe.html"
-sed 's#</body>#<script>window.addEventListener("load", function () { var bad = []; for (var i = 0; i < document.images.length; ++i) { var im = document.images[i]; if (!(im.complete \&\& im.naturalWidth > 0)) bad.push(im.getAttribute("src")); } document.body.setAttribute("data-broken", bad.join(" ")); document.body.setAttribute("data-images", document.images.length); document.body.setAttribute("data-loaded", "yes"); document.body.setAttribute("data-width", document.documentElement.scrollWidth); document.body.setAttribute("data-viewport", document.documentElement.clientWidth); });</script></body>#' \
+sed 's#</body>#<script>window.addEventListener("load", function () { var bad = []; for (var i = 0; i < document.images.length; ++i) { var im = document.images[i]; if (!(im.complete \&\& im.naturalWidth > 0)) bad.push(im.getAttribute("src")); } document.body.setAttribute("data-broken", bad.join(" ")); document.body.setAttribute("data-images", document.images.length); document.body.setAttribute("data-loaded", "yes"); document.body.setAttribute("data-width", document.documentElement.scrollWidth); document.body.setAttribute("data-viewport", document.documentElement.clientWidth); var t = document.querySelector("#results table"); document.body.setAttribute("data-table", t ? t.scrollWidth - t.clientWidth : -1); });</script></body>#' \
   "$page" > "$probe"
 timeout 120 "${browser[@]}" --window-size=1400,1000 --dump-dom "file://$probe" > "$tmp/dom.html" 2> "$tmp/probe.log" ||
   { tail -20 "$tmp/probe.log"; fail "chromium could not load the page"; }
@@ -101,6 +101,7 @@ images=$(echo "$body" | sed -n 's/.*data-images="\([0-9]*\)".*/\1/p')
 width=$(echo "$body" | sed -n 's/.*data-width="\([0-9]*\)".*/\1/p')
 viewport=$(echo "$body" | sed -n 's/.*data-viewport="\([0-9]*\)".*/\1/p')
 [ -n "$width" ] && [ "$width" -le "${viewport:-0}" ] || fail "the page is $width px wide in a $viewport px window"
+echo "$body" | grep -q 'data-table="0"' || fail "the results table does not fit the page: $body"
 for id in overview results side-by-side paired diagnostics sink-rate loss-curves task-bars attention hidden-states learned \
   heatmaps; do
   grep -q "<section id=\"$id\">" "$tmp/dom.html" || fail "section #$id missing from the rendered DOM"
