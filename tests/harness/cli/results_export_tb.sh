@@ -4,21 +4,11 @@
 # unknown sweep and empty or missing options. The fixture rows are written with Python's sqlite3
 # into a database whose schema attnbench created (`results merge OUT` with no inputs).
 set -euo pipefail
-: "${ATTNBENCH:?path of the attnbench binary}"
+source "$(dirname "$0")/sweep_fixture.bash"  # fail, expect_error
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 db="$tmp/r.db"
 
-fail() { echo "FAIL: $*"; exit 1; }
-expect_error() {  # $1 = expected substring of stderr, rest = command; exit code must be 2
-  local want=$1; shift
-  set +e
-  "$@" > "$tmp/out" 2> "$tmp/err"
-  local rc=$?
-  set -e
-  [ "$rc" = 2 ] || { cat "$tmp/err"; fail "exit $rc (expected 2) for: $*"; }
-  grep -qF -- "$want" "$tmp/err" || { cat "$tmp/err"; fail "'$want' not in stderr of: $*"; }
-}
 one_event_file() {  # $1 = folder: exactly one event file in it
   local n
   n=$(find "$1" -maxdepth 1 -name 'events.out.tfevents.*' | wc -l)
