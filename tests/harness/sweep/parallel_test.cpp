@@ -22,7 +22,7 @@ fs::path write_log(const std::string& name, const std::string& text) {
 }
 }  // namespace
 
-CATCH_TEST_CASE("last_log_line: the last non-empty line, a bar redrawn with \\r included") {
+CATCH_TEST_CASE("last_log_line: the last non-empty line, a progress bar redrawn in place included") {
   const fs::path plain = write_log("plain", "[abc] lazy: starting\nstep 10/50 | loss 5.1\n\n");
   CATCH_CHECK(last_log_line(plain) == "step 10/50 | loss 5.1");
   const fs::path bar = write_log("bar", "evaluating\rpiqa 10/40 requests\rpiqa 20/40 requests");
