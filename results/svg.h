@@ -55,11 +55,18 @@ struct BarChart {
 struct ScatterPoint {
   std::string label;
   double x = 0, y = 0;  // points with a non-finite coordinate are skipped
+  // Whiskers: the point's uncertainty on each axis (drawn as x ± x_error, y ± y_error), or none.
+  std::optional<double> x_error, y_error;
 };
 
 struct ScatterChart {
   std::string title, x_label, y_label;
   std::vector<ScatterPoint> points;
+  // A dashed horizontal line at this y (e.g. the accuracy of guessing), labelled `y_reference_label`.
+  // The y-axis always reaches it, so that a point's height reads as its distance from it rather
+  // than from the lowest point.
+  std::optional<double> y_reference;
+  std::string y_reference_label;
   int width = 640, height = 400;
 };
 

@@ -73,6 +73,25 @@ std::vector<RowData> row_data(Db& db, const ResultTable& table,
   return rows;
 }
 
+std::optional<double> chance_level(Db& db, const ResultTable& table, const std::string& task) {
+  for (const Row& r : table.rows) {
+    for (const std::string& run : r.runs) {
+      Stmt s = db.prepare("SELECT count(*) FROM samples WHERE run = ? AND task = ? GROUP BY doc");
+      s.bind_all(run, task);
+      double sum = 0;
+      int64_t docs = 0;
+      bool single = false;
+      while (s.step()) {
+        single = single || s.integer(0) < 2;
+        sum += 1.0 / static_cast<double>(s.integer(0));
+        ++docs;
+      }
+      if (docs > 0) return single ? std::nullopt : std::optional<double>(sum / static_cast<double>(docs));
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::pair<double, double>> load_curve(Db& db, const std::string& run, const std::string& key) {
   Stmt s = db.prepare("SELECT step, value FROM metrics WHERE run = ? AND key = ? AND value IS NOT NULL "
                       "ORDER BY step");

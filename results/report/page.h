@@ -119,6 +119,11 @@ std::vector<const ReportSection*> report_sections();
 // in `stats`, which the rows point into.
 std::vector<RowData> row_data(Db& db, const ResultTable& table, std::map<std::string, RunStats>& stats);
 
+// The accuracy of guessing `task`: the mean over a run's scored documents of 1 / their choices,
+// read from the samples of the table's first run that has some (one request per choice); nullopt
+// without samples, or when some document has a single request (LAMBADA's exact match, whose chance
+// is about 0, not 1).
+std::optional<double> chance_level(Db& db, const ResultTable& table, const std::string& task);
 // (step, value) of one run's metric `key`, by step, non-finite values left out.
 std::vector<std::pair<double, double>> load_curve(Db& db, const std::string& run, const std::string& key);
 

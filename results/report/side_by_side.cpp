@@ -1,6 +1,7 @@
 // The report's "side-by-side" section: per table row, where its attention goes beside what it
 // scores, and a scatter of sink mass against Avg accuracy.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -68,48 +69,89 @@ std::string side_by_side_html(const ResultTable& t, const std::vector<RowData>& 
   return h + "</tbody>\n</table>\n";
 }
 
-// Sink mass against Avg accuracy, one labelled point per row that has both; "" when none has.
-std::string sink_vs_accuracy(const ResultTable& t, const std::vector<RowData>& rows,
-                             const ReportOptions& o) {
+// The standard error of a row's Avg accuracy from its tasks' (Cell::std_error): Avg is the mean of
+// k task accuracies scored on independent items, so its error is sqrt(sum se_t^2) / k. nullopt
+// when the Avg is over fewer tasks than the table's, or some task has no stderr.
+std::optional<double> avg_std_error(const ResultTable& t, const Row& r) {
+  if (!r.avg || !r.avg->complete()) return std::nullopt;
+  double sum = 0;
+  int k = 0;
+  for (size_t c = 0; c < t.columns.size(); ++c) {
+    if (!t.columns[c].in_average) continue;
+    if (!r.cells[c].std_error) return std::nullopt;
+    sum += *r.cells[c].std_error * *r.cells[c].std_error;
+    ++k;
+  }
+  return k == 0 ? std::nullopt : std::optional<double>(std::sqrt(sum) / k);
+}
+
+// The accuracy of guessing on Avg's tasks: the mean of their chance levels (page.h chance_level);
+// nullopt when some task's is unknown.
+std::optional<double> avg_chance(Db& db, const ResultTable& t) {
+  double sum = 0;
+  int k = 0;
+  for (const Column& c : t.columns) {
+    if (!c.in_average) continue;
+    const std::optional<double> chance = chance_level(db, t, c.task);
+    if (!chance) return std::nullopt;
+    sum += *chance;
+    ++k;
+  }
+  return k == 0 ? std::nullopt : std::optional<double>(sum / k);
+}
+
+// Sink mass against Avg accuracy, one labelled point per row that has both, with whiskers (y: the
+// Avg's standard error; x: the sink mass's std over seeds) and the chance level dashed: the y-axis
+// reaches chance, so that a gap between two points reads against how far both are above guessing.
+// "" when no row has both.
+std::string sink_vs_accuracy(const ReportPage& page) {
+  const ResultTable& t = page.table;
   ScatterChart c;
   c.title = "sink mass vs average accuracy (one point per row)";
-  c.x_label = "sink mass (model mean)";
-  c.y_label = "Avg accuracy (%)";
+  c.x_label = "sink mass (model mean; whiskers: std over seeds)";
+  c.y_label = "Avg accuracy (%; whiskers: stderr)";
   for (size_t i = 0; i < t.rows.size(); ++i) {
-    const auto sink = rows[i].model_spread("sink_mass");
+    const auto sink = page.rows[i].model_spread("sink_mass");
     const auto& avg = t.rows[i].avg;
     if (!sink || !avg) continue;
-    const std::string label = rows[i].label + (avg->complete() ? "" : kIncompleteMarker);
-    c.points.push_back({label, sink->mean, 100 * avg->mean});
+    ScatterPoint p;
+    p.label = page.rows[i].label + (avg->complete() ? "" : kIncompleteMarker);
+    p.x = sink->mean;
+    p.y = 100 * avg->mean;
+    p.x_error = sink->std;
+    if (const auto se = avg_std_error(t, t.rows[i])) p.y_error = 100 * *se;
+    c.points.push_back(p);
   }
   if (c.points.empty()) return "";
-  write_text(o.out / "sink_vs_accuracy.svg", render_scatter_chart(c));
-  return figure("sink_vs_accuracy.svg", c.title);
+  if (const auto chance = avg_chance(page.db, t)) {
+    c.y_reference = 100 * *chance;
+    c.y_reference_label = "chance";
+  }
+  write_text(page.options.out / "sink_vs_accuracy.svg", render_scatter_chart(c));
+  return figure("sink_vs_accuracy.svg", c.title + ": whiskers are the Avg's standard error (sqrt(Σ se²) / k "
+                "over its k tasks) and the sink mass's std over seeds; dashed: chance (the mean of the "
+                "tasks' 1 / choices)");
 }
 
 // Every row side by side: where its attention goes next to what it scores (does curing the
 // attention sink cost accuracy?).
-std::string side_by_side_section(const ResultTable& table, const std::vector<RowData>& rows,
-                                 bool any_stats, const ReportOptions& o) {
+std::string side_by_side_section(const ReportPage& page) {
+  const ResultTable& table = page.table;
   std::string h = "<section id=\"side-by-side\">\n<h2>Variants side by side: attention sink and "
                   "accuracy</h2>\n";
-  if (!any_stats && !table.has_avg) {
+  if (!page.any_stats && !table.has_avg) {
     return h + "<p class=\"note\">Nothing to compare yet: no attention statistics or accuracies "
                "recorded for this sweep's finished runs.</p>\n</section>\n";
   }
-  h += side_by_side_html(table, rows);
+  h += side_by_side_html(table, page.rows);
   h += "<p class=\"notes\">One row per row of the results table (its runs averaged over seeds). "
        "Statistics: model-level means (docs/diagnostics.md), mean ± sample std over the row's runs "
        "that have them, (n=k) when fewer than its seeds do. Accuracies in % (" +
        esc(table.metric_choice) + " metric choice); Avg as in the results table, " +
        kIncompleteMarker + " = over the tasks present only; per-task ± and stderr markers are in "
        "the results table.</p>\n";
-  h += sink_vs_accuracy(table, rows, o);
+  h += sink_vs_accuracy(page);
   return h + "</section>\n";
-}
-
-std::string render(const ReportPage& page) {
-  return side_by_side_section(page.table, page.rows, page.any_stats, page.options);
 }
 
 ReportSection section() {
@@ -117,7 +159,7 @@ ReportSection section() {
   s.id = "side-by-side";
   s.nav = "side by side";
   s.order = 20;
-  s.render = render;
+  s.render = side_by_side_section;
   return s;
 }
 

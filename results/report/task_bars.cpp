@@ -12,28 +12,6 @@ namespace attnbench::results {
 
 namespace {
 
-// The accuracy of guessing: the mean over a run's scored documents of 1 / their choices, read from
-// its samples (one request per choice); nullopt without samples, or when some document has a single
-// request (LAMBADA's exact match, whose chance is about 0, not 1).
-std::optional<double> chance_level(Db& db, const ResultTable& table, const std::string& task) {
-  for (const Row& r : table.rows) {
-    for (const std::string& run : r.runs) {
-      Stmt s = db.prepare("SELECT count(*) FROM samples WHERE run = ? AND task = ? GROUP BY doc");
-      s.bind_all(run, task);
-      double sum = 0;
-      int64_t docs = 0;
-      bool single = false;
-      while (s.step()) {
-        single = single || s.integer(0) < 2;
-        sum += 1.0 / static_cast<double>(s.integer(0));
-        ++docs;
-      }
-      if (docs > 0) return single ? std::nullopt : std::optional<double>(sum / static_cast<double>(docs));
-    }
-  }
-  return std::nullopt;
-}
-
 // Per-task accuracy bars, each task's chance level dashed across its group.
 std::string task_bars_section(Db& db, const ResultTable& table, const ReportOptions& o) {
   std::string h = "<section id=\"task-bars\">\n<h2>Per-task accuracy</h2>\n";

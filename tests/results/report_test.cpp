@@ -219,9 +219,55 @@ CATCH_TEST_CASE("report: the side-by-side section puts each row's sink statistic
   // The scatter: one labelled point per row with both a sink mass and an Avg.
   CATCH_REQUIRE(referenced_files(sec).count("sink_vs_accuracy.svg") == 1);
   const std::string scatter = slurp(dir / "report" / "sink_vs_accuracy.svg");
-  CATCH_CHECK_THAT(scatter, Contains("<title>softmax: (0.6, 55)</title>"));
+  // softmax's two seeds give its sink mass a whisker (their std); no eval has a stderr, so no
+  // point has a y whisker, and no samples give a chance line.
+  CATCH_CHECK_THAT(scatter, Contains("<title>softmax: (0.6 ± 0.14, 55)</title>"));
   CATCH_CHECK_THAT(scatter, Contains("<title>sigmoid*: (0.05, 50)</title>"));
   CATCH_CHECK_THAT(scatter, Contains("<title>lazy: (0.125, 54)</title>"));
+  CATCH_CHECK(scatter.find("chance") == std::string::npos);
+}
+
+// n two-choice (piqa) or four-choice (arc_easy) items, as samples: one request per choice.
+std::vector<Sample> choice_samples(const std::string& task, int docs, int choices) {
+  std::vector<Sample> out;
+  for (int doc = 0; doc < docs; ++doc) {
+    for (int c = 0; c < choices; ++c) out.push_back({task, doc, c, -1.0 - c, c == 0, c == 0, 3});
+  }
+  return out;
+}
+
+CATCH_TEST_CASE("report: the sink-vs-accuracy scatter has stderr whiskers and reaches chance") {
+  TempDir dir;
+  Store store = Store::open(dir / "r.db");
+  store.upsert_sweep("chance", "chance.toml");
+  add_run(store, "chance", "soft0", params("softmax", 0));
+  add_run(store, "chance", "lazy0", params("lazy", 0));
+  store.record_evals("soft0", {eval("piqa", "acc", 0.60, 0.02), eval("arc_easy", "acc", 0.50, 0.03)});
+  store.record_evals("lazy0", {eval("piqa", "acc", 0.62, 0.02), eval("arc_easy", "acc", 0.52, 0.03)});
+  for (const char* id : {"soft0", "lazy0"}) {
+    store.record_samples(id, choice_samples("piqa", 4, 2));
+    store.record_samples(id, choice_samples("arc_easy", 4, 4));
+  }
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.6}});
+  store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, 0.1}});
+  ReportOptions o;
+  o.sweep = "chance";
+  o.out = dir / "report";
+  write_report(store.db(), o);
+  const std::string scatter = slurp(dir / "report" / "sink_vs_accuracy.svg");
+  // Avg = (60 + 50) / 2 = 55, its stderr sqrt(2² + 3²) / 2 = 1.80 points (one seed: no x whisker).
+  CATCH_CHECK_THAT(scatter, Contains("<title>softmax: (0.6, 55 ± 1.8)</title>"));
+  CATCH_CHECK_THAT(scatter, Contains("<title>lazy: (0.1, 57 ± 1.8)</title>"));
+  // Chance: the mean of piqa's 1/2 and arc_easy's 1/4, dashed; the y-axis reaches down to it,
+  // where the points' range alone (53.2 to 58.8) would start above 50.
+  CATCH_CHECK_THAT(scatter, Contains("<title>chance: 37.5</title></line>"));
+  CATCH_CHECK_THAT(scatter, Contains(">40<"));
+  // Two y whiskers, drawn as paths in the points' colours.
+  size_t paths = 0;
+  for (size_t at = scatter.find("<path d=\"M"); at != std::string::npos; at = scatter.find("<path d=\"M", at + 1)) {
+    ++paths;
+  }
+  CATCH_CHECK(paths == 2);
 }
 
 // The published metrics of attn-stats (docs/diagnostics.md, "Published metrics") at the model
@@ -472,6 +518,21 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   CATCH_CHECK_THAT(stacked, Contains("y=\"335.7\" text-anchor=\"start\">a</text>"));
   CATCH_CHECK_THAT(stacked, Contains("y=\"347.7\" text-anchor=\"start\">b</text>"));
   CATCH_CHECK_THAT(render_scatter_chart(ScatterChart{}), Contains("no data"));
+  // Whiskers widen the range: a y whisker of 10 around 60 and 62 puts 50 and 70 on the axis, and a
+  // reference below every point brings the axis down to it.
+  ScatterChart errors;
+  errors.points = {{"a", 0, 60}, {"b", 1, 62}};
+  CATCH_CHECK(render_scatter_chart(errors).find(">50<") == std::string::npos);
+  errors.points[0].y_error = 10.0;
+  errors.points[1].x_error = std::nan("");  // not a whisker
+  const std::string wide = render_scatter_chart(errors);
+  CATCH_CHECK_THAT(wide, Contains(">50<") && Contains(">70<"));
+  CATCH_CHECK_THAT(wide, Contains("<title>a: (0, 60 ± 10)</title>") && Contains("<title>b: (1, 62)</title>"));
+  errors.points[0].y_error.reset();
+  errors.y_reference = 25.0;
+  errors.y_reference_label = "chance";
+  const std::string reference = render_scatter_chart(errors);
+  CATCH_CHECK_THAT(reference, Contains(">30<") && Contains("<title>chance: 25</title>"));
 
   // Two layers: ticks at layer 0 and 1 only, not at 0.2, 0.4, ... (y kept away from those values).
   LineChart layers;
