@@ -137,13 +137,14 @@ int run(Options o) {
   const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
   const evals::EvalOptions opt = eval_options(o, scored);
 
-  // Everything the run needs is checked before the first forward pass.
+  // Everything the run needs is checked before the first forward pass, the cheap checks first: a
+  // --context the model cannot read is refused before the tasks load.
+  const int64_t max_length = model::scoring_length(scored.model->shape(), o.context, "--context");
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
   const std::vector<evals::LoadedTask> loaded_tasks =
       evals::load_tasks(tasks, data_root(o.data_dir), limit);
   // An answer longer than the context cannot be scored (lm-eval refuses it too): every task is
   // checked before the first is scored or stored.
-  const int64_t max_length = model::scoring_length(scored.model->shape(), o.context, "--context");
   for (const evals::LoadedTask& task : loaded_tasks) {
     evals::require_answers_fit(task, encode, opt, max_length);
   }

@@ -82,6 +82,10 @@ grep -qE "has an answer of [0-9]+ tokens, longer than the model's context of 16 
 # Length extrapolation: the same model scored at 256 tokens (--context), past its training context,
 # where every answer fits; stored and printed as piqa@256.
 expect_error "--context" "$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks piqa --context 0
+# Refused before the tasks load: a data folder with the tokenizer but no task files is not read.
+mkdir -p "$tmp/tokenizer-only" && ln -s "$ATTNBENCH_DATA/gpt2_tokenizer" "$tmp/tokenizer-only/"
+expect_error "--context" "$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks piqa --context 0 \
+  --data-dir "$tmp/tokenizer-only"
 "$ATTNBENCH" eval --checkpoint "$tmp/short" --tasks piqa --limit 20 --context 256 --db "$tmp/long.db" \
   > "$tmp/long.out" 2> "$tmp/err" || { cat "$tmp/err"; fail "eval --context 256"; }
 grep -qE "^piqa@256 +acc " "$tmp/long.out" || { cat "$tmp/long.out"; fail "piqa@256 not printed"; }
