@@ -6,8 +6,8 @@
 #  - a path of the repository (sweeps/*.toml, scripts/*) must exist, a script be executable;
 #  - a sweep file of the repository is run with --dry-run (it parses and expands), so is every
 #    sweep file shipped in sweeps/.
-# The README's commands are run for real by readme_commands.sh; most of docs/ needs a trained run,
-# a GPU, a cluster or the network, so here they are checked without running the work.
+# readme_commands.sh runs these commands for real, after the README's, except those that need a
+# GPU, a cluster, the network or hours: here every one is checked, in seconds.
 set -euo pipefail
 source "$(dirname "$0")/sweep_fixture.bash"
 src=${ATTNBENCH_SOURCE_DIR:?}

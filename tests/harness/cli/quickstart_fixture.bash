@@ -33,11 +33,12 @@ quickstart_workspace() {
   make_small_data "$tmp/data"
 }
 
-# make_small_data DIR: a data folder that links every evaluation split of $ATTNBENCH_DATA and holds
-# a slice of the Wikipedia sample (its first 300 documents and the small last file, about 0.8M
-# tokens) so that the quickstart's `data prepare` takes a second instead of the whole 30M tokens.
+# make_small_data DIR [DOCS]: a data folder that links every evaluation split of $ATTNBENCH_DATA and
+# holds a slice of the Wikipedia sample (its first DOCS documents, default 300, and the small last
+# file: about 0.8M tokens with 300) so that the quickstart's `data prepare` takes a second instead of
+# the whole 30M tokens.
 make_small_data() {
-  local dir=$1 src=${ATTNBENCH_DATA:?}
+  local dir=$1 docs=${2:-300} src=${ATTNBENCH_DATA:?}
   local wiki=$src/pretrain_wikipedia_en
   [ -f "$wiki/wiki_pages_000.jsonl" ] && [ -f "$wiki/wiki_pages_004.jsonl" ] ||
     fail "ATTNBENCH_DATA=$src lacks pretrain_wikipedia_en/wiki_pages_000.jsonl or wiki_pages_004.jsonl"
@@ -47,7 +48,7 @@ make_small_data() {
     d=${d%/}
     [ "$(basename "$d")" = pretrain_wikipedia_en ] || ln -s "$d" "$dir/$(basename "$d")"
   done
-  head -n 300 "$wiki/wiki_pages_000.jsonl" > "$dir/pretrain_wikipedia_en/wiki_pages_000.jsonl"
+  head -n "$docs" "$wiki/wiki_pages_000.jsonl" > "$dir/pretrain_wikipedia_en/wiki_pages_000.jsonl"
   cp "$wiki/wiki_pages_004.jsonl" "$dir/pretrain_wikipedia_en/"
 }
 

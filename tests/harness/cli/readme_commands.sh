@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The README shows only commands that work: every one is run here. The commands are read from
-# README.md itself (each line of its ```sh blocks, and every `attnbench ...`, `scripts/...` and
-# `sqlite3 ...` span of its text and tables), so a command added to the README is run here too, in
-# the README's order, from a folder laid out like the repository root (sweeps/ copied, runs/ filled
-# by the quickstart).
+# The README and docs/ show only commands that work: every one is run here (docs/ at the end, after
+# the README's). The README's commands are read from README.md itself (each line of its ```sh
+# blocks, and every `attnbench ...`, `scripts/...` and `sqlite3 ...` span of its text and tables), so
+# a command added to the README is run here too, in the README's order, from a folder laid out like
+# the repository root (sweeps/ copied, runs/ filled by the quickstart).
 # Only the budget shrinks: the quickstart through its ATTNBENCH_QUICKSTART_* variables, and every
 # `train`/`sweep` by appended --set options (4 steps of 2 x 64 tokens, 2 items per task).
 # Not run here: `scripts/test` (CI's own command, which runs this test), `attnbench data fetch`
@@ -119,4 +119,128 @@ start=$(date +%s)
 echo "quickstart rerun: $(( $(date +%s) - start )) s"
 [ "$(sqlite3 -readonly "$db" "SELECT count(*) FROM metrics")" = "$before" ] || fail "the rerun wrote new metrics"
 quickstart_table "$db" | diff "$tmp/table1" - || fail "the rerun changed the table"
-echo "ok: $n README commands"
+
+# The commands of docs/*.md, run in the same folder after the README's: in every ```sh (or plain)
+# block, the lines that run attnbench or a script of the repository, a `\`-continued or open-quoted
+# line joined with the next. Lines of other tools (pip, tensorboard, sbatch, torchrun, ctest) and
+# the output the docs print are not ours to run. The placeholders stand for what is here:
+# runs/<id> a finished quickstart run, NAME its sweep, F a text file, models/gpt2 a Hugging Face
+# folder (tests/fixtures/hf/llama_gqa: the GPT-2 fixture reads 64 positions, too few for PIQA's
+# longest answer), runs/attnbench.cell-*.db a cell database of a Slurm array. An
+# `eval` scores 2 items a task (--limit 2 replaces its own), a `sweep` gets the budget above.
+# Not run, each with its reason printed: synopses (docs_commands.sh checks their options), commands
+# that need a GPU, the CUDA build or the network, CI's own commands, and the sweep that trains 57
+# cells (lazy_ablation; docs_commands.sh dry-runs it) with the tables read from it.
+python3 - "$src" "$tmp/doc_commands" <<'EOF'
+import glob, os, re, shlex, sys
+
+src, out = sys.argv[1:3]
+NOT_RUN = [  # (pattern, why): the first that matches a command says why it is not run
+    (r"\[--|\.\.\.(\s|$)", "a synopsis"),
+    (r"^(build-cuda/|scripts/(build-cuda|fetch-torch|gpu-))|--gpus-per-cell|--nproc-per-node",
+     "needs a GPU or the CUDA build"),
+    (r"data fetch", "needs the network"),
+    (r"^(\w+=\S+ )*(scripts/(test|sanitize|fuzz)\b|build-fuzz/)", "CI's own command (.ci/run)"),
+    (r"sweeps/lazy_ablation\.toml(?!.*(--dry-run|--slurm))|--sweep lazy_ablation",
+     "trains 57 cells (docs_commands.sh dry-runs it)"),
+]
+OURS = re.compile(r"(^|\|\|\s*)(\w+=\S+ )*((build/)?attnbench |scripts/)")  # also `test || attnbench`
+
+def strip_comments(text):  # a `#` after a space, outside quotes, to the end of its line
+    out, quote, i = [], None, 0
+    while i < len(text):
+        c = text[i]
+        if quote is None and c == "#" and (i == 0 or text[i - 1].isspace()):
+            i = text.find("\n", i) if "\n" in text[i:] else len(text)
+            continue
+        if quote is None and c in "'\"":
+            quote = c
+        elif c == quote:
+            quote = None
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+def logical_lines(block):  # (first line number, command)
+    text, start = "", 0
+    for n, line in block:
+        if not text:
+            start = n
+        text += line
+        cmd = strip_comments(text).rstrip()
+        if cmd.endswith(("\\", "||", "&&", "|")):  # the command goes on
+            continue
+        try:
+            shlex.split(cmd)
+        except ValueError:  # an open quote: the command goes on
+            continue
+        cmd = re.sub(r"(\|\||&&|\|)[ \t]*\n\s*", r"\1 ", re.sub(r"\\\n\s*", " ", cmd))
+        yield start, cmd.strip()
+        text = ""
+
+with open(out, "w") as f:
+    for path in sorted(glob.glob(os.path.join(src, "docs", "*.md"))):
+        fence, block = None, []
+        for n, line in enumerate(open(path, encoding="utf-8"), 1):
+            if not line.startswith("```"):
+                block.append((n, line))
+                continue
+            if fence is None:
+                fence, block = line[3:].strip(), []
+                continue
+            if fence in ("", "sh"):
+                for at, cmd in logical_lines(block):
+                    if OURS.search(cmd) and not re.match(r"attnbench \S+:", cmd):
+                        why = next((w for p, w in NOT_RUN if re.search(p, cmd)), "-")
+                        f.write(f"docs/{os.path.basename(path)}:{at}\t{why}\t{cmd.replace(chr(10), chr(1))}\n")
+            fence = None
+EOF
+id=$(sqlite3 -readonly "$db" "SELECT id FROM runs r JOIN sweep_runs s ON s.run = r.id
+      WHERE s.sweep = 'quickstart' AND r.status = 'finished' LIMIT 1")
+mkdir -p "$root/models" && ln -s "$src/tests/fixtures/hf/llama_gqa" "$root/models/gpt2"
+# `data prepare` with its default 1M validation tokens needs more of the Wikipedia sample: 700
+# documents, about 1.9M tokens.
+(ATTNBENCH_DATA=$full_data make_small_data "$tmp/docs_data" 700)
+head -c 4000 "$src/docs/evaluation.md" > "$root/F"
+cp "$root/F" "$root/held_out.txt"
+cp "$db" "$root/runs/attnbench.cell-0.db"
+mkdir -p "$tmp/docs_out"
+ran=0 left=0
+while IFS=$'\t' read -r where why cmd; do
+  cmd=${cmd//$'\001'/$'\n'}
+  if [ "$why" != - ]; then
+    echo "$where: not run ($why): ${cmd%%$'\n'*}"
+    left=$((left + 1))
+    continue
+  fi
+  run=$(sed -E 's#(^|\| *)(build/)?attnbench #\1"$ATTNBENCH" #g; s#^scripts/#"$src"/scripts/#' <<< "$cmd")
+  run=${run//<id>/$id}
+  run=${run//--sweep NAME/--sweep quickstart}
+  case "$cmd" in
+    "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;;
+    *"attnbench sweep "*)
+      case "$run" in *--dry-run*|*--slurm*) ;; *) run="$run --limit 2 $tiny_train" ;; esac ;;
+  esac
+  echo "$where: $cmd"
+  rc=0 log=$tmp/docs_out/${where//[\/:.]/_}  # docs/tokenizer.md:66 -> docs_tokenizer_md_66
+  (cd "$root" && ATTNBENCH_DATA=$tmp/docs_data src=$src bash -c "$run") < /dev/null > "$log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || { tail -30 "$log"; fail "$where: exited $rc: $cmd (ran: $run)"; }
+  ran=$((ran + 1))
+done < "$tmp/doc_commands"
+
+# What some of them must have printed or written: the outputs the docs promise. doc_out CMD prints
+# the output of the docs' command CMD (as written there).
+doc_out() {
+  local where
+  where=$(awk -F'\t' -v c="$1" '$3 == c { print $1; exit }' "$tmp/doc_commands")
+  [ -n "$where" ] || fail "docs/ no longer show the command '$1': update this test"
+  cat "$tmp/docs_out/${where//[\/:.]/_}"
+}
+[ "$(doc_out 'attnbench tokenize "Hello world"')" = "15496 995" ] || fail "tokenize printed something else"
+doc_out 'attnbench tokenize --file F | attnbench detokenize' | cmp -s "$root/F" - ||
+  fail "tokenize | detokenize did not reproduce F"
+doc_out 'attnbench results table --sweep extrapolation --tasks wikitext,wikitext@128,wikitext@256' |
+  grep -q "wikitext@256" || fail "the extrapolation table has no wikitext@256 column"
+[ -f "$root/runs/report/sink_cures_cpu/index.html" ] || fail "the sink-cures recipe wrote no report"
+[ -f "$root/ablation.sbatch" ] || fail "sweep --slurm ablation.sbatch wrote no script"
+echo "ok: $n README commands; docs/: $ran commands run, $left not run (reasons above)"
