@@ -35,11 +35,24 @@ bool evaluate_checkpoint(const evals::ScoredModel& scored, const config::EvalCon
   eo.progress = options.quiet ? nullptr : stderr;
   eo.log_samples = true;  // one row per request: a few MB per run, what paired tests need
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
-  // Every length is checked and every task's data read before the first forward pass.
+  // Every length is checked and every task's data read before the first forward pass; a task
+  // scored at several lengths is read once.
+  const auto lengths = by_length(tasks);
+  std::vector<std::string> distinct;
+  for (const auto& [length, names] : lengths) {
+    for (const std::string& name : names) {
+      if (std::find(distinct.begin(), distinct.end(), name) == distinct.end()) distinct.push_back(name);
+    }
+  }
+  const std::vector<evals::LoadedTask> loaded =
+      evals::load_tasks(distinct, options.data_root, eval.limit, eval.task_limits);
   std::vector<std::pair<evals::DecoderLMAdapter, std::vector<evals::LoadedTask>>> groups;
-  for (const auto& [length, names] : by_length(tasks)) {
-    groups.emplace_back(evals::DecoderLMAdapter(scored.model, length),
-                        evals::load_tasks(names, options.data_root, eval.limit, eval.task_limits));
+  for (const auto& [length, names] : lengths) {
+    std::vector<evals::LoadedTask> group;
+    for (const std::string& name : names) {
+      group.push_back(loaded[std::find(distinct.begin(), distinct.end(), name) - distinct.begin()]);
+    }
+    groups.emplace_back(evals::DecoderLMAdapter(scored.model, length), std::move(group));
   }
   for (auto& [lm, loaded_tasks] : groups) {
     const bool done = evals::evaluate_tasks(
