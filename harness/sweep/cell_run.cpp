@@ -17,7 +17,10 @@
 #include "harness/sweep/store_sink.h"
 #include "train/run_lock.h"
 #include "train/trainer.h"
+#include "core/data/hf_tokenizer.h"
 #include "model/checkpoint_model.h"
+#include "model/pretrained/hf_folder.h"
+#include "model/pretrained/pretrained_lm.h"
 #include "model/device.h"
 
 namespace attnbench::sweep {
@@ -377,6 +380,18 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
 }
 
 }  // namespace
+
+void preflight_pretrained(const PretrainedEntry& entry, const config::EvalConfig& eval) {
+  const model::pretrained::ArchitectureConfig arch = model::pretrained::read_architecture(entry.path);
+  data::HFTokenizer::load(entry.path);
+  for (int64_t n : eval.contexts) {
+    try {
+      model::scoring_length(model::pretrained::shape_of(arch), n, "[eval] contexts");
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("[[pretrained]] path = \"{}\": {}", entry.path.string(), e.what()));
+    }
+  }
+}
 
 CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
                            const config::RunConfig& base, results::Store& store,

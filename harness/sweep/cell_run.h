@@ -73,4 +73,10 @@ CellOutcome run_pretrained(const SweepFile& sweep, const PretrainedEntry& entry,
                            const config::RunConfig& base, results::Store& store,
                            const CellRunOptions& options);
 
+// What run_pretrained will need, checked before any cell trains (UsageError naming the entry): the
+// folder's architecture (every config.json key) and tokenizer, and that the model reads every
+// length of `eval`'s contexts (an imported model is scored within its max_position_embeddings).
+// The weights are read only when the entry is scored.
+void preflight_pretrained(const PretrainedEntry& entry, const config::EvalConfig& eval);
+
 }  // namespace attnbench::sweep

@@ -22,7 +22,6 @@
 #include "core/common/output_path.h"
 #include "core/common/paths.h"
 #include "core/common/stop_signal.h"
-#include "core/data/hf_tokenizer.h"
 #include "core/data/text_tokenizer.h"
 #include "core/data/tokenizer.h"
 #include "evals/evaluator.h"
@@ -34,7 +33,6 @@
 #include "harness/sweep/prune.h"
 #include "harness/sweep/slurm.h"
 #include "train/preflight.h"
-#include "model/pretrained/hf_folder.h"
 #include "results/query.h"
 #include "results/runs.h"
 #include "results/table.h"
@@ -187,14 +185,10 @@ void require_answers_fit(const std::vector<const Cell*>& cells,
 
 // Checks, before any training, what every cell will need: config consistency, the shards (once
 // per distinct data spec), the tasks' files and the tokenizer.
-void preflight_all(const SweepFile& sweep, const std::vector<const Cell*>& cells,
+void preflight_all(const SweepFile& sweep, const Expansion& e, const std::vector<const Cell*>& cells,
                    const fs::path& data_root) {
-  // The [[pretrained]] folders' architecture (every config key) and tokenizer, before any training:
-  // their weights are read when they are scored, after the trained cells.
-  for (const PretrainedEntry& p : sweep.pretrained) {
-    model::pretrained::read_architecture(p.path);
-    data::HFTokenizer::load(p.path);
-  }
+  // The [[pretrained]] entries, scored after the trained cells with the sweep's [eval].
+  for (const PretrainedEntry& p : sweep.pretrained) preflight_pretrained(p, e.cells.front().config.eval);
   std::set<std::string> data_seen, tasks;
   for (const Cell* c : cells) {
     train::check_training_config(c->config);
@@ -475,7 +469,7 @@ int run_sweep(const SweepOptions& o) {
   const std::vector<const Cell*> todo = cells_with_work(cells, db, o.retry_failed);
   if (o.only.empty()) {
     print_header(sweep, e, db, o);
-    if (!todo.empty() || !sweep.pretrained.empty()) preflight_all(sweep, todo, data_root);
+    if (!todo.empty() || !sweep.pretrained.empty()) preflight_all(sweep, e, todo, data_root);
   }
   const StopSignals signals;  // the first Ctrl-C: cells checkpoint and stop, resumable
   results::Store store = results::Store::open(db);

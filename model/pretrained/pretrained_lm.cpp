@@ -79,20 +79,22 @@ PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg) : cfg_(std::move(cfg)
   if (cfg_.rope.dims > 0) inv_freq_ = register_buffer("inv_freq", rope_inverse_frequencies(cfg_.rope));
 }
 
-LMShape PretrainedLMImpl::shape() const {
+LMShape shape_of(const ArchitectureConfig& cfg) {
   LMShape s;
-  s.n_layer = cfg_.n_layer;
-  s.n_head = cfg_.n_head;
-  s.context_length = cfg_.context_length;
-  s.vocab_size = cfg_.vocab_size;
+  s.n_layer = cfg.n_layer;
+  s.n_head = cfg.n_head;
+  s.context_length = cfg.context_length;
+  s.vocab_size = cfg.vocab_size;
   // Learned positions have no row past it, and RoPE models were trained (and their sliding window
   // and rope_scaling checked) up to it: an imported model is scored within it.
-  s.max_positions = cfg_.context_length;
-  s.max_positions_reason = cfg_.learned_positions
+  s.max_positions = cfg.context_length;
+  s.max_positions_reason = cfg.learned_positions
                                ? "its learned absolute positions end there"
                                : "an imported model is scored within its max_position_embeddings";
   return s;
 }
+
+LMShape PretrainedLMImpl::shape() const { return shape_of(cfg_); }
 
 const torch::Tensor& PretrainedLMImpl::head_weight() const { return cfg_.tied ? wte : lm_head; }
 

@@ -32,6 +32,10 @@ struct LayerWeights {
   torch::Tensor gate_bias, up_bias, down_bias;
 };
 
+// The shape of a model of this architecture, known from config.json alone: how long an input it
+// reads is checked (model::scoring_length) before its weights are read.
+LMShape shape_of(const ArchitectureConfig& cfg);
+
 class PretrainedLMImpl : public CausalLMImpl {
  public:
   explicit PretrainedLMImpl(ArchitectureConfig cfg);  // parameters allocated, not yet filled

@@ -68,6 +68,12 @@ limit = 4
 [[pretrained]]
 path = "$hf/gpt2"
 TOML
+# A length past what the imported model reads ([eval] contexts): refused before any cell trains.
+sed 's/^\[eval\]$/[eval]\ncontexts = [128]/' "$tmp/sw/base.toml" > "$tmp/sw/long.toml"
+sed 's/^base = "base.toml"$/base = "long.toml"/' "$tmp/sw/mixed.toml" > "$tmp/sw/long_sweep.toml"
+expect_error '[[pretrained]] path = "'"$hf"'/gpt2": [eval] contexts 128: this model reads at most 64 tokens' \
+  "$A" sweep "$tmp/sw/long_sweep.toml" --db "$tmp/long.db" --runs-dir "$tmp/sw/runs"
+[ ! -e "$tmp/long.db" ] || fail "a sweep refused by its preflight wrote the database"
 "$A" sweep "$tmp/sw/mixed.toml" --dry-run --db "$tmp/sw.db" > "$tmp/dry.out" ||
   fail "sweep --dry-run with [[pretrained]]"
 grep -q "pretrained $hf/gpt2" "$tmp/dry.out" || { cat "$tmp/dry.out"; fail "the dry run does not list it"; }
