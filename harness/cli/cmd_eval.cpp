@@ -137,8 +137,7 @@ int run(Options o) {
   const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
   const evals::EvalOptions opt = eval_options(o, scored);
 
-  // Everything the run needs is checked before the first forward pass, the cheap checks first: a
-  // --context the model cannot read is refused before the tasks load.
+  // Everything the run needs is checked before the first forward pass, cheap checks first.
   const int64_t max_length = model::scoring_length(scored.model->shape(), o.context, "--context");
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
   const std::vector<evals::LoadedTask> loaded_tasks =
