@@ -271,7 +271,7 @@ std::vector<results::Sample> sample_rows(const TaskReport& task) {
     row.is_greedy = s.is_greedy;
     row.is_gold = s.is_gold;
     row.tokens = s.tokens;
-    if (s.choice_chars >= 0) row.choice_chars = s.choice_chars;
+    row.choice_chars = s.choice_chars;
     rows.push_back(row);
   }
   return rows;

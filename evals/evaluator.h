@@ -56,8 +56,8 @@ struct SampleResult {
   bool is_gold = false;
   int64_t tokens = 0;   // continuation tokens scored
   // Multiple choice: len(choice) in code points, lm-eval's acc_norm denominator (what a paired
-  // test of acc_norm needs); -1 for other requests.
-  int64_t choice_chars = -1;
+  // test of acc_norm needs); unset for other requests.
+  std::optional<int64_t> choice_chars;
 };
 
 struct TaskReport {

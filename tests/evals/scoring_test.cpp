@@ -78,8 +78,8 @@ CATCH_TEST_CASE("multiple choice: acc and acc_norm disagree, ties go to the firs
   CATCH_CHECK(r.samples[1].tokens == 4);
   CATCH_CHECK(r.samples[1].is_gold);
   // Each sample keeps its choice's length, acc_norm's denominator, for the paired tests.
-  CATCH_CHECK(r.samples[0].choice_chars == 1);
-  CATCH_CHECK(r.samples[1].choice_chars == 3);
+  CATCH_CHECK(r.samples[0].choice_chars == std::optional<int64_t>{1});
+  CATCH_CHECK(r.samples[1].choice_chars == std::optional<int64_t>{3});
   CATCH_CHECK(sample_rows(r)[1].choice_chars == std::optional<int64_t>{3});
   CATCH_CHECK(r.find("acc")->value == 0.0);
   CATCH_CHECK(r.find("acc_norm")->value == 0.5);
@@ -100,7 +100,7 @@ CATCH_TEST_CASE("loglikelihood: greedy flag, multi-token sums, perplexity") {
                                {"perplexity", "acc"}, {a, b}, options());
   CATCH_CHECK(r.samples[0].is_greedy);
   CATCH_CHECK_FALSE(r.samples[1].is_greedy);
-  CATCH_CHECK(r.samples[0].choice_chars == -1);  // no choices: stored as NULL
+  CATCH_CHECK_FALSE(r.samples[0].choice_chars.has_value());  // no choices: stored as NULL
   CATCH_CHECK_FALSE(sample_rows(r)[0].choice_chars.has_value());
   CATCH_CHECK(r.samples[0].loglikelihood == Approx(2 * s).epsilon(1e-6));
   CATCH_CHECK(r.samples[1].loglikelihood == Approx(s + q).epsilon(1e-6));
