@@ -22,6 +22,9 @@ std::string number(double v, const char* spec) {
   return std::isfinite(v) ? fmt::format(fmt::runtime(spec), v) : std::string("—");
 }
 
+// A difference with its sign, "0" when there is none ("+0" read as a positive difference).
+std::string signed_diff(double v) { return v == 0 ? std::string("0") : number(v, "{:+.4g}"); }
+
 }  // namespace
 
 std::string render_comparison_text(const Comparison& c, bool details) {
@@ -37,7 +40,7 @@ std::string render_comparison_text(const Comparison& c, bool details) {
                          label, "task", "metric", "test", "n", "diff", "se", "p");
     }
     out += fmt::format("  {:<15} {:<18} {:<10} {:<22} {:>10} {:>9} {:>8}\n", l.task, l.metric,
-                       short_test(l.test), l.n, number(l.diff, "{:+.4g}"), number(l.se, "{:.2g}"),
+                       short_test(l.test), l.n, signed_diff(l.diff), number(l.se, "{:.2g}"),
                        number(l.p, "{:.2g}"));
     if (details) {
       out += fmt::format("      baseline {}, row {}, unpaired se {}; {}\n", number(l.baseline, "{:.6g}"),

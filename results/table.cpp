@@ -105,10 +105,11 @@ void baseline_legend(const ResultTable& t, std::vector<std::string>& out) {
   const BaselineInfo& b = *t.baseline;
   out.push_back(fmt::format(
       "{} / {}: better / worse than the baseline row {} (marked {}) at p < {}: a two-sided paired "
-      "bootstrap over the items both rows scored ({} resamples, seed {}; acc on per-item acc, "
-      "logprob, bits_per_byte and perplexities on the gold log-likelihood) where every paired run "
-      "has per-item samples of the task, else a one-sided Welch t-test over seeds (H1: the row is "
-      "better, so it never marks {}; needs >= 2 seeds a side); acc_norm only over seeds. No "
+      "bootstrap over the items both rows scored ({} resamples, seed {}; acc and acc_norm on their "
+      "per-item values, logprob, bits_per_byte and perplexities on the gold log-likelihood) where "
+      "every paired run has per-item samples of the task (acc_norm: with the choices' lengths), "
+      "else a one-sided Welch t-test over seeds (H1: the row is better, so it never marks {}; needs "
+      ">= 2 seeds a side). No "
       "correction for multiple comparisons. Every test with its n and p: see attnbench results "
       "compare --sweep {} --baseline {} with the same --rows, --where, --tasks and --metric.",
       kBetterMarker, kWorseMarker, b.row, kBaselineLabel, kBaselineAlpha, b.resamples, b.seed,

@@ -35,6 +35,9 @@ for i, (rid, variant, right) in enumerate([("s0", "softmax", 5), ("l0", "lazy", 
         c.execute("INSERT INTO params(run, key, value, type) VALUES (?, ?, ?, ?)", (rid, k, v, ty))
     c.execute("INSERT INTO evals(run, task, metric, value, stderr, n, time) "
               "VALUES (?, 'copa', 'acc', ?, 0.09, 30, 0)", (rid, right / 30))
+    # PIQA: the same accuracy in both runs, a difference of exactly 0.
+    c.execute("INSERT INTO evals(run, task, metric, value, stderr, n, time) "
+              "VALUES (?, 'piqa', 'acc', 0.5, 0.09, 30, 0)", (rid,))
     for metric, v in [("logprob", -2 + right / 30), ("bits_per_byte", 1.5 - right / 100)]:
         c.execute("INSERT INTO evals(run, task, metric, value, stderr, n, time) "
                   "VALUES (?, 'copa', ?, ?, 0.01, 30, 0)", (rid, metric, v))
@@ -55,6 +58,8 @@ grep -qE '^  copa +acc +McNemar +30 pairs +[-+0-9.e]+ +— +0.016$' "$tmp/t.txt"
   || { cat "$tmp/t.txt"; fail "McNemar line"; }
 grep -qE '^  copa +acc +bootstrap +30 items ' "$tmp/t.txt" || fail "bootstrap line"
 grep -qE '^  copa +acc +Welch +1 vs 1 seeds ' "$tmp/t.txt" || fail "Welch line"
+# No difference is printed as 0, without a sign that would read as a gain.
+grep -qE '^  piqa +acc +Welch +1 vs 1 seeds +0 ' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "a zero difference"; }
 grep -qF "McNemar = McNemar exact, two-sided (items)" "$tmp/t.txt" || fail "test legend"
 python3 -c 'import sys; sys.exit(any(len(l.rstrip("\n")) > 100 for l in open(sys.argv[1], encoding="utf-8")))' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "a line over 100 columns"; }
 "$ATTNBENCH" results compare --sweep mini --baseline attention.variant=softmax --db "$db" --details \
@@ -84,8 +89,8 @@ expect_error "--resamples" "$ATTNBENCH" results compare --sweep mini --baseline 
 expect_error "no results database" "$ATTNBENCH" results compare --sweep mini --baseline s0 --db "$tmp/none.db"
 # The table marks the cell by the very line above (the bootstrap's p of 30 items) and says so.
 "$ATTNBENCH" results table --sweep mini --baseline attention.variant=softmax --metric acc --db "$db" > "$tmp/b.md"
-grep -qxF "| softmax (baseline) | 1 | 16.7 | 16.7 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "baseline row"; }
-grep -qxF "| lazy | 1 | **40.0** ▲ | 40.0 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "marked row"; }
+grep -qxF "| softmax (baseline) | 1 | 16.7 | **50.0** | 33.3 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "baseline row"; }
+grep -qxF "| lazy | 1 | **40.0** ▲ | **50.0** | 45.0 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "marked row"; }
 grep -qF "(paired bootstrap, two-sided (items) of acc, 30 items)." "$tmp/b.md" || fail "test and n of the mark"
 grep -qF "see attnbench results compare --sweep mini --baseline attention.variant=softmax" "$tmp/b.md" \
   || fail "the footnote names compare"
