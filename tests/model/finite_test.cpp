@@ -57,6 +57,20 @@ CATCH_TEST_CASE("finite: a finite model passes, a NaN or infinity is named with 
                        Catch::Contains("not scored"));
 }
 
+CATCH_TEST_CASE("finite: a tensor of millions of values is counted over every slice") {
+  // Read in slices of 2^20 values (no temporary as large as the tensor): bad values in the first,
+  // a middle and the last, partial slice are all counted.
+  torch::nn::Module m;
+  const int64_t n = 3 * (int64_t{1} << 20) + 5;
+  torch::Tensor w = m.register_parameter("w", torch::zeros({n}), false);
+  CATCH_CHECK(model::first_non_finite_tensor(m).empty());
+  torch::NoGradGuard no_grad;
+  w[0] = std::numeric_limits<float>::quiet_NaN();
+  w[(int64_t{1} << 20) + 7] = std::numeric_limits<float>::infinity();
+  w[n - 1] = -std::numeric_limits<float>::infinity();
+  CATCH_CHECK(model::first_non_finite_tensor(m) == "w (3 of " + std::to_string(n) + " values)");
+}
+
 CATCH_TEST_CASE("finite: finite weights whose logits overflow are caught by the probe") {
   model::DecoderLM net = tiny_model();
   torch::NoGradGuard no_grad;
