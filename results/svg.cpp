@@ -195,12 +195,23 @@ DataRange line_chart_range(const LineChart& c) {
 
 // Log-axis ticks (in log10 units): the decades and their 2x and 5x inside [y0, y1].
 std::vector<double> log_ticks(double y0, double y1) {
-  std::vector<double> ticks;
-  for (int e = static_cast<int>(std::floor(y0)); e <= static_cast<int>(std::ceil(y1)); ++e) {
-    for (double m : {1.0, 2.0, 5.0}) {
-      const double v = e + std::log10(m);
-      if (v >= y0 - 1e-9 && v <= y1 + 1e-9) ticks.push_back(v);
+  // 1, 2 and 5 per decade; where fewer than three of them fall in the range, every integer
+  // mantissa; then, for a range within one such step (a loss from 4.1 down to 3.6), the round
+  // values of the range itself (nice_ticks of 10^y0 .. 10^y1).
+  const auto in_range = [&](double v) { return v >= y0 - 1e-9 && v <= y1 + 1e-9; };
+  for (const std::vector<double>& mantissas :
+       {std::vector<double>{1, 2, 5}, std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    std::vector<double> ticks;
+    for (int e = static_cast<int>(std::floor(y0)); e <= static_cast<int>(std::ceil(y1)); ++e) {
+      for (double m : mantissas) {
+        if (in_range(e + std::log10(m))) ticks.push_back(e + std::log10(m));
+      }
     }
+    if (ticks.size() >= 3) return ticks;
+  }
+  std::vector<double> ticks;
+  for (double v : nice_ticks(std::pow(10.0, y0), std::pow(10.0, y1))) {
+    if (v > 0 && in_range(std::log10(v))) ticks.push_back(std::log10(v));
   }
   return ticks;
 }

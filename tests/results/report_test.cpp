@@ -478,6 +478,15 @@ CATCH_TEST_CASE("report: any stored float is drawn or left out, never a crash") 
   CATCH_CHECK(bars.find("<title>big") == std::string::npos);  // its whisker overflows
 }
 
+// A scatter point without whiskers.
+ScatterPoint point(const std::string& label, double x, double y) {
+  ScatterPoint p;
+  p.label = label;
+  p.x = x;
+  p.y = y;
+  return p;
+}
+
 CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   const auto unit = nice_ticks(0, 1);
   CATCH_REQUIRE(unit.size() == 6);
@@ -505,7 +514,7 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   // a margin of 8% of it on each side: 0 at 64 + 560 * 0.08 / 1.16, 1 at 624 - that; labels point
   // inwards.
   ScatterChart sc;
-  sc.points = {{"a<b", 0, 0}, {"c", 1, 1}, {"nan", std::nan(""), 1}};
+  sc.points = {point("a<b", 0, 0), point("c", 1, 1), point("nan", std::nan(""), 1)};
   const std::string dots = render_scatter_chart(sc);
   CATCH_CHECK_THAT(dots, Contains("<circle cx=\"102.6\" cy=\"331.7\""));
   CATCH_CHECK_THAT(dots, Contains("<circle cx=\"585.4\" cy=\"52.3\""));
@@ -513,7 +522,7 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   CATCH_CHECK_THAT(dots, Contains("text-anchor=\"end\">c</text>"));
   CATCH_CHECK(dots.find(">nan<") == std::string::npos);  // a non-finite point is skipped
   // A second point where the first is: its label moves a line (12 px) down instead of covering it.
-  sc.points = {{"a", 0, 0}, {"b", 0, 0}, {"c", 1, 1}};
+  sc.points = {point("a", 0, 0), point("b", 0, 0), point("c", 1, 1)};
   const std::string stacked = render_scatter_chart(sc);
   CATCH_CHECK_THAT(stacked, Contains("y=\"335.7\" text-anchor=\"start\">a</text>"));
   CATCH_CHECK_THAT(stacked, Contains("y=\"347.7\" text-anchor=\"start\">b</text>"));
@@ -521,7 +530,7 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   // Whiskers widen the range: a y whisker of 10 around 60 and 62 puts 50 and 70 on the axis, and a
   // reference below every point brings the axis down to it.
   ScatterChart errors;
-  errors.points = {{"a", 0, 60}, {"b", 1, 62}};
+  errors.points = {point("a", 0, 60), point("b", 1, 62)};
   CATCH_CHECK(render_scatter_chart(errors).find(">50<") == std::string::npos);
   errors.points[0].y_error = 10.0;
   errors.points[1].x_error = std::nan("");  // not a whisker
@@ -545,6 +554,17 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   CATCH_CHECK(whole.find(">0.2<") == std::string::npos);
   CATCH_CHECK(whole.find(">0.5<") == std::string::npos);
   CATCH_CHECK_THAT(whole, Contains(">0<") && Contains(">1<"));
+
+  // A log-scale loss falling from 4.1 to 3.6 spans no 1-2-5 step of a decade: its ticks are the
+  // range's own round values, not a single "4".
+  LineChart loss;
+  loss.log_y = true;
+  loss.series.push_back({"loss", {{0, 4.1}, {10, 3.8}, {20, 3.6}}, false});
+  const std::string log_axis = render_line_chart(loss);
+  CATCH_CHECK_THAT(log_axis, Contains(">3.6<") && Contains(">3.8<") && Contains(">4.0<"));
+  // A loss over 2.5 .. 10 keeps the decade's 5 and 10 and adds the integer mantissas between.
+  loss.series[0].points = {{0, 10.0}, {10, 2.5}};
+  CATCH_CHECK_THAT(render_line_chart(loss), Contains(">3.0<") && Contains(">5.0<") && Contains(">10<"));
 
   LineChart empty;
   empty.title = "nothing";
