@@ -65,6 +65,20 @@ cp "$tmp/sweep_example.toml" "$root/sweeps/tau_forms.toml"
 tiny_train="--set model.preset=tiny --set model.context_length=64 --set train.steps=4 \
 --set train.batch_size=2 --set train.batch_tokens=0 --set train.warmup_steps=1 \
 --set train.eval_interval=2 --set train.eval_tokens=256 --set train.checkpoint_interval=2"
+# runnable CMD: a documented command as this folder runs it (README's and docs/' alike): attnbench
+# (or build/attnbench, also after a pipe or `||`) is the binary under test, scripts/ the
+# repository's, NAME the quickstart's sweep, and a sweep that trains gets the tiny budget.
+runnable() {
+  local run
+  run=$(sed -E 's#(^|\| *)(build/)?attnbench( |$)#\1"$ATTNBENCH"\3#g' <<< "$1")
+  case "$run" in scripts/*) run="\"$src\"/$run" ;; esac
+  run=${run//--sweep NAME/--sweep quickstart}
+  case "$1" in
+    *--dry-run*|*--slurm*) ;;
+    *"attnbench sweep "*) run="$run --limit 2 $tiny_train" ;;
+  esac
+  printf '%s\n' "$run"
+}
 n=0
 while IFS= read -r cmd; do
   n=$((n + 1))
@@ -75,16 +89,8 @@ while IFS= read -r cmd; do
   esac
   run=$cmd
   run=${run//\[/}; run=${run//\]/}                  # [optional parts] are run with the option
-  case "$run" in
-    "attnbench train "*) run="$run $tiny_train" ;;
-    "attnbench sweep "*)
-      case "$run" in *--dry-run*|*--slurm*) ;; *) run="$run --limit 2 $tiny_train" ;; esac ;;
-  esac
-  case "$run" in
-    attnbench|"attnbench "*) run="\"\$ATTNBENCH\"${run#attnbench}" ;;
-    scripts/*) run="\"$src\"/$run" ;;
-  esac
-  run=${run//--sweep NAME/--sweep quickstart}
+  case "$run" in "attnbench train "*) run="$run $tiny_train" ;; esac
+  run=$(runnable "$run")
   if [[ $run == *RUN* ]]; then
     id=$(sqlite3 -readonly "$root/runs/attnbench.db" "SELECT id FROM runs WHERE status = 'finished' LIMIT 1")
     run=${run//RUN/$id}
@@ -217,16 +223,11 @@ while IFS=$'\t' read -r where why cmd; do
     left=$((left + 1))
     continue
   fi
-  run=$(sed -E 's#(^|\| *)(build/)?attnbench #\1"$ATTNBENCH" #g; s#^scripts/#"$src"/scripts/#' <<< "$cmd")
+  run=$(runnable "$cmd")
   run=${run//<id>/$id}
-  run=${run//--sweep NAME/--sweep quickstart}
-  case "$cmd" in
-    "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;;
-    *"attnbench sweep "*)
-      case "$run" in *--dry-run*|*--slurm*) ;; *) run="$run --limit 2 $tiny_train" ;; esac ;;
-  esac
+  case "$cmd" in "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;; esac
   rc=0 log=$tmp/docs_out/${where//[\/:.]/_} start=$SECONDS  # docs/tokenizer.md:66 -> docs_tokenizer_md_66
-  (cd "$root" && ATTNBENCH_DATA=$tmp/docs_data src=$src bash -c "$run") < /dev/null > "$log" 2>&1 || rc=$?
+  (cd "$root" && ATTNBENCH_DATA=$tmp/docs_data bash -c "$run") < /dev/null > "$log" 2>&1 || rc=$?
   echo "$where ($((SECONDS - start)) s): $cmd"
   [ "$rc" = 0 ] || { tail -30 "$log"; fail "$where: exited $rc: $cmd (ran: $run)"; }
   ran=$((ran + 1))
