@@ -11,6 +11,9 @@
 
 #include "evals/diagnostics/attention_stats.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace attention_stats_test {
+
 using namespace attnbench::evals::diagnostics;
 using Catch::Detail::Approx;
 
@@ -110,3 +113,5 @@ CATCH_TEST_CASE("attention stats: a non-finite weight shows as NaN, never as a z
   CATCH_CHECK(s[0].zero_rows == 0);          // the NaN row has a weight that is not 0
   CATCH_CHECK(s[0].sparsity == 0);           // NaN is not an exact zero
 }
+
+}  // namespace attention_stats_test

@@ -13,6 +13,9 @@
 #include "evals/loglikelihood.h"
 #include "model/decoder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace batching_test {
+
 using namespace attnbench;
 using namespace attnbench::evals;
 
@@ -91,3 +94,5 @@ CATCH_TEST_CASE("the adapter's logits_at equals the model's full forward at thos
     CATCH_CHECK((at - expected).abs().max().item<double>() < 1e-5);
   }
 }
+
+}  // namespace batching_test

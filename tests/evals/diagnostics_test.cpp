@@ -16,6 +16,9 @@
 #include "evals/diagnostics/model_diagnostics.h"
 #include "model/decoder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace diagnostics_test {
+
 using namespace attnbench;
 using namespace attnbench::evals::diagnostics;
 using Catch::Detail::Approx;
@@ -367,3 +370,5 @@ CATCH_TEST_CASE("diagnostics: heatmap colours and the PNG written") {
   CATCH_CHECK(bytes[19] == 10);
   CATCH_CHECK(bytes[23] == 10);
 }
+
+}  // namespace diagnostics_test

@@ -12,6 +12,9 @@
 #include "core/common/error.h"
 #include "evals/encode_pair.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace encode_pair_test {
+
 using namespace attnbench::evals;
 
 namespace {
@@ -86,3 +89,5 @@ CATCH_TEST_CASE("the prepend BOS policy puts end-of-text before every context") 
   CATCH_CHECK_THROWS_AS(parse_bos_policy("prepand"), attnbench::UsageError);
   CATCH_CHECK(std::string(to_string(BosPolicy::Prepend)) == "prepend");
 }
+
+}  // namespace encode_pair_test

@@ -18,6 +18,9 @@
 #include "evals/model_export.h"
 #include "model/decoder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace export_test {
+
 using namespace attnbench;
 
 namespace {
@@ -221,3 +224,5 @@ CATCH_TEST_CASE("the Llama layout of a softmax + RoPE model reproduces its logit
   CATCH_CHECK(diff < 1e-4);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace export_test

@@ -21,6 +21,9 @@
 #include "model/decoder.h"
 #include "tests/test_skip.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace generate_test {
+
 using namespace attnbench;
 using namespace attnbench::evals;
 
@@ -306,3 +309,5 @@ CATCH_TEST_CASE("generate_until refuses a vocabulary the tokenizer cannot decode
                           Catch::Contains("larger than the tokenizer's"));
   CATCH_CHECK(stub.rows.empty());
 }
+
+}  // namespace generate_test

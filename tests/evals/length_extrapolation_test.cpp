@@ -10,6 +10,9 @@
 #include "evals/evaluator.h"
 #include "model/decoder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace length_extrapolation_test {
+
 using namespace attnbench;
 using namespace attnbench::evals;
 
@@ -88,3 +91,5 @@ CATCH_TEST_CASE("scoring_length refuses a length past the positions a model has,
                               Catch::Matchers::Contains("at most 1024 tokens") &&
                               Catch::Matchers::Contains("learned absolute positions"));
 }
+
+}  // namespace length_extrapolation_test

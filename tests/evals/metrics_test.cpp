@@ -10,6 +10,9 @@
 #include "evals/python_random.h"
 #include "evals/text_units.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace metrics_test {
+
 using namespace attnbench::evals;
 using Catch::Detail::Approx;
 
@@ -96,3 +99,5 @@ CATCH_TEST_CASE("bootstrap stderr draws lm-eval's resamples") {
   CATCH_CHECK(bootstrap_stderr(ppl, xs, 2500) == Approx(4.304357975600961).epsilon(1e-12));
   CATCH_CHECK(std::isnan(bootstrap_stderr(ppl, xs, 0)));
 }
+
+}  // namespace metrics_test

@@ -11,6 +11,9 @@
 #include "evals/scored_model.h"
 #include "model/tiny_checkpoint.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace nonfinite_model_test {
+
 using namespace attnbench;
 
 CATCH_TEST_CASE("scored model: a checkpoint with a NaN weight is refused, the tensor named") {
@@ -34,3 +37,5 @@ CATCH_TEST_CASE("scored model: a checkpoint with a NaN weight is refused, the te
                                 Catch::Contains("tensor final_norm.weight (1 of") &&
                                 Catch::Contains("not scored"));
 }
+
+}  // namespace nonfinite_model_test

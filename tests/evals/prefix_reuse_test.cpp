@@ -16,6 +16,9 @@
 #include "model/decoder.h"
 #include "tests/evals/stub_model.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace prefix_reuse_test {
+
 using namespace attnbench;
 using namespace attnbench::evals;
 
@@ -124,7 +127,7 @@ CATCH_TEST_CASE("prefix reuse gives lm-eval's full-row log-likelihoods, every re
 }
 
 CATCH_TEST_CASE("a model without a cache is scored in full rows whatever the option") {
-  testing::BigramStub stub(5, 16, [](int64_t, int64_t) { return 0.2; });
+  evals::testing::BigramStub stub(5, 16, [](int64_t, int64_t) { return 0.2; });
   const auto requests = choice_requests(6, 5, 3);
   ForwardStats stats;
   const auto got = compute_loglikelihoods(stub, requests, 4, nullptr, &stats, true);
@@ -189,3 +192,5 @@ CATCH_TEST_CASE("full rows share one head projection across batches: the same lo
   // The trunk once per batch and the head once for all of them.
   CATCH_CHECK(batched_stats.forward_calls == per_batch_stats.forward_calls + 1);
 }
+
+}  // namespace prefix_reuse_test

@@ -6,6 +6,9 @@
 
 #include "evals/progress.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace progress_test {
+
 using attnbench::evals::ProgressBar;
 
 CATCH_TEST_CASE("the progress line converts the request rate into items per second") {
@@ -45,3 +48,5 @@ CATCH_TEST_CASE("a progress bar without an output prints nothing and a finished 
   CATCH_CHECK(text.find("ETA 0s\n") != std::string::npos);
   CATCH_CHECK(text.find('\n') == text.size() - 1);  // exactly one line
 }
+
+}  // namespace progress_test

@@ -16,6 +16,9 @@
 #include "evals/diagnostics/sink_k.h"
 #include "model/decoder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace published_metrics_test {
+
 using namespace attnbench;
 using namespace attnbench::evals::diagnostics;
 using Catch::Detail::Approx;
@@ -234,3 +237,5 @@ CATCH_TEST_CASE("published metrics: a softmax model with equal scores stores the
   CATCH_CHECK(find(1, "effective_rank") > 1);
   CATCH_CHECK(find(-1, "mean_cosine") == Approx((find(0, "mean_cosine") + find(1, "mean_cosine")) / 2));
 }
+
+}  // namespace published_metrics_test

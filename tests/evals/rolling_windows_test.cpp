@@ -7,6 +7,9 @@
 #include "evals/request_plan.h"
 #include "evals/rolling_windows.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace rolling_windows_test {
+
 using namespace attnbench::evals;
 using V = std::vector<int64_t>;
 
@@ -63,3 +66,5 @@ CATCH_TEST_CASE("rolling windows of short and empty documents") {
   CATCH_CHECK_THROWS(rolling_token_windows({1}, 7, 4, 5));
   CATCH_CHECK_THROWS(rolling_token_windows({1}, 7, 4, 0));
 }
+
+}  // namespace rolling_windows_test

@@ -14,6 +14,9 @@
 #include "evals/tasks/task.h"
 #include "stub_model.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace scoring_test {
+
 using namespace attnbench::evals;
 using attnbench::evals::testing::BigramStub;
 using Catch::Detail::Approx;
@@ -288,3 +291,5 @@ CATCH_TEST_CASE("an answer longer than the model's context is refused naming the
                           Catch::Contains(expected));
   CATCH_CHECK_NOTHROW(require_answers_fit(task, char_encoder(), options(), 7));
 }
+
+}  // namespace scoring_test

@@ -12,6 +12,9 @@
 #include "evals/token_scores.h"
 #include "kernels/cpu/vocab_scores.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace token_scores_test {
+
 using namespace attnbench::evals;
 
 namespace {
@@ -80,3 +83,5 @@ CATCH_TEST_CASE("a NaN state scores NaN, and pairs outside the logits are refuse
       head_token_scores(head.states, head.weight, rows, torch::tensor({int64_t{3}, V, int64_t{3}}), V),
       Catch::Matchers::Contains("outside"));
 }
+
+}  // namespace token_scores_test

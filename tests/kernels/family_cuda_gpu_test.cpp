@@ -6,10 +6,8 @@
 // random inputs (tests/test_seeds.h: fixed in CI, fresh in a soak), the caching allocator's free memory poisoned with NaN before each kernel
 // call. Also: skipping dead tiles changes no bit (the bias gradient: up to its atomic sums'
 // rounding); what the forward saves for the backward and the backward's per-row dl/dt, against
-// float64; T = 16384; the registered kernel's Elastic route is opt-in until these pass. An
-// executable of its own that exits 77 (Skipped) without a CUDA device or in the CPU-only build,
-// where the kernels do not exist.
-#define CATCH_CONFIG_RUNNER
+// float64; T = 16384; the registered kernel's Elastic route is opt-in until these pass. Built in
+// the CUDA build only, where the kernels exist (tests/CMakeLists.txt, attnbench_gpu_test).
 #include <torch/torch.h>
 
 #include <cmath>
@@ -24,18 +22,15 @@
 #include "variants/elastic.h"
 #include "variants/family.h"
 #include "tests/test_seeds.h"
-#if defined(ATTNBENCH_CUDA)
 #include <ATen/cuda/CUDAContext.h>
 
 #include "kernels/cuda/family_cuda.h"
 #include "kernels/cuda/family_device.h"
 #include "kernels/family_tables.h"
-#endif
 
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
-#if defined(ATTNBENCH_CUDA)
 namespace {
 
 using attnbench::kernels::FamilySpec;
@@ -462,17 +457,3 @@ CATCH_TEST_CASE("the registered CUDA kernel: Elastic is opt-in until validated",
   CATCH_CHECK(attnbench::variants::choose_fused_kernel("fused", "lazy", q, q, q, elastic, false) ==
               kernel);
 }
-
-int main(int argc, char** argv) {
-  if (!torch::cuda::is_available()) {
-    std::puts("skipped: no CUDA device");
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
-}
-#else
-int main() {
-  std::puts("skipped: the fused CUDA kernels exist only in the CUDA build (scripts/build-cuda)");
-  return 77;
-}
-#endif

@@ -25,6 +25,9 @@
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace fused_attention_test {
+
 namespace {
 
 using attnbench::kernels::FamilySpec;
@@ -457,3 +460,5 @@ CATCH_TEST_CASE("forgetting gate and sink logits: fused equals eager with the gr
     }
   }
 }
+
+}  // namespace fused_attention_test

@@ -17,6 +17,9 @@
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace fused_offset_test {
+
 namespace {
 
 using attnbench::kernels::FamilySpec;
@@ -151,3 +154,5 @@ CATCH_TEST_CASE("queries at an offset: shapes the kernel refuses") {
   spec.tau = torch::zeros({1, 5, 2});
   CATCH_CHECK(kernel->supports(q, k, k, spec));
 }
+
+}  // namespace fused_offset_test

@@ -3,7 +3,6 @@
 // distance bias, both) in float32 and bfloat16, output and the gradients of q, k, v and the
 // distance-bias table. An executable of its own (tests/CMakeLists.txt, attnbench_gpu_test) that
 // exits 77, which CTest reports as Skipped, where no CUDA device is usable.
-#define CATCH_CONFIG_RUNNER
 #include "kernels/sdpa.h"
 
 #include <torch/torch.h>
@@ -91,12 +90,4 @@ CATCH_TEST_CASE("the registered CUDA kernel equals eager, output and gradients",
   CATCH_CHECK(kernel->unvalidated(q64, q64, q64, FamilySpec{}) == "");
   CATCH_CHECK_THAT(kernel->unsupported(qc.cpu(), qc.cpu(), qc.cpu(), FamilySpec{}),
                    Contains("CUDA tensors expected"));
-}
-
-int main(int argc, char** argv) {
-  if (!torch::cuda::is_available()) {
-    std::puts("skipped: no CUDA device");
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
 }

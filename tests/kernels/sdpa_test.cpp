@@ -19,6 +19,9 @@
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace sdpa_test {
+
 namespace {
 
 using attnbench::kernels::FamilySpec;
@@ -123,3 +126,5 @@ CATCH_TEST_CASE("SDPA limits: elastic, float64, unaligned head dimensions are na
   elastic.tau = torch::full({4}, -1.0);
   CATCH_CHECK_THAT(sdpa_unsupported(bf16, bf16, bf16, elastic), Contains("Elastic-Softmax"));
 }
+
+}  // namespace sdpa_test

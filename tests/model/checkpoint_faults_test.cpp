@@ -19,6 +19,9 @@
 #include "model/decoder.h"
 #include "model/tiny_checkpoint.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace checkpoint_faults_test {
+
 using namespace attnbench;
 namespace fs = std::filesystem;
 
@@ -118,3 +121,5 @@ CATCH_TEST_CASE("checkpoint files: a corrupt archive under a matching manifest i
   CATCH_CHECK(error.find("Exception raised from") == std::string::npos);
   CATCH_CHECK_THROWS_AS(model::restore_checkpoint(ckpt, *t.net, nullptr), UsageError);
 }
+
+}  // namespace checkpoint_faults_test

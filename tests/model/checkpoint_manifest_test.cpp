@@ -12,6 +12,9 @@
 #include "core/common/error.h"
 #include "model/checkpoint_dir.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace checkpoint_manifest_test {
+
 using namespace attnbench;
 namespace fs = std::filesystem;
 
@@ -70,3 +73,5 @@ CATCH_TEST_CASE("checkpoint manifest: only files of the checkpoint folder are li
     CATCH_CHECK_THAT(c.verify(), Catch::Matchers::Contains("which is not a file name"));
   }
 }
+
+}  // namespace checkpoint_manifest_test

@@ -10,6 +10,9 @@
 #include "model/decoder.h"
 #include "model/finite.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace finite_test {
+
 using namespace attnbench;
 
 namespace {
@@ -80,3 +83,5 @@ CATCH_TEST_CASE("finite: finite weights whose logits overflow are caught by the 
   CATCH_CHECK_THAT(message_of([&] { model::require_finite_model(*net, "ckpt"); }),
                    Catch::StartsWith("ckpt: its logits are NaN or infinite at position 0"));
 }
+
+}  // namespace finite_test

@@ -11,6 +11,9 @@
 #include "model/decoder.h"
 #include "model/lm_loss.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace lm_loss_test {
+
 using namespace attnbench;
 
 namespace {
@@ -102,3 +105,5 @@ CATCH_TEST_CASE("the decoder's loss is the cross-entropy of its logits, tied hea
     }
   }
 }
+
+}  // namespace lm_loss_test

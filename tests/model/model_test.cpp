@@ -11,6 +11,9 @@
 #include "model/decoder.h"
 #include "model/param_count.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace model_test {
+
 using namespace attnbench;
 
 namespace {
@@ -197,3 +200,5 @@ CATCH_TEST_CASE("tied embeddings: one matrix serves the embedding and the head")
   CATCH_CHECK(torch::equal(m->forward(idx).select(2, 11), torch::zeros({1, 2})));
   CATCH_CHECK_FALSE(torch::equal(logits.select(2, 11), torch::zeros({1, 2})));
 }
+
+}  // namespace model_test

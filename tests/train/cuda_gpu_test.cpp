@@ -4,7 +4,6 @@
 // every request's log-likelihood of the trained model within 1e-3 on both devices. An executable of
 // its own (tests/CMakeLists.txt, attnbench_gpu_test) that exits 77, which CTest reports as
 // Skipped, where no CUDA device is usable.
-#define CATCH_CONFIG_RUNNER
 #include <torch/torch.h>
 
 #include <cmath>
@@ -135,12 +134,4 @@ CATCH_TEST_CASE("a checkpoint written on CUDA resumes on CUDA and loads on the C
   auto cfg = test::copy_task_config(dir.path(), task, "lazy",
                                     {"train.steps=50", "train.eval_interval=0", "train.device=cuda"});
   CATCH_CHECK(train::train_run(cfg, run, nullptr, o).status == "finished");
-}
-
-int main(int argc, char** argv) {
-  if (!torch::cuda::is_available()) {
-    std::puts("skipped: no CUDA device");
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
 }

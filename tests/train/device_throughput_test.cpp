@@ -21,6 +21,9 @@
 #include "model/param_count.h"
 #include "tests/train/train_fixture.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace device_throughput_test {
+
 using namespace attnbench;
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -142,3 +145,5 @@ CATCH_TEST_CASE("a CPU run logs step time and peak memory, MFU only with a known
                             Contains("--device = \"cuda\""));
   }
 }
+
+}  // namespace device_throughput_test

@@ -20,6 +20,9 @@
 #include "train/grad_reducer.h"
 #include "train/windows.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace distributed_test {
+
 using namespace attnbench;
 using train::RankEnv;
 
@@ -234,3 +237,5 @@ CATCH_TEST_CASE("a rank that dies fails the others' next collective, which name 
   });
   CATCH_CHECK(codes == std::vector<int>{0, 9});
 }
+
+}  // namespace distributed_test

@@ -16,6 +16,9 @@
 #include "core/common/error.h"
 #include "train/rank_agreement.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace rank_agreement_test {
+
 using namespace attnbench;
 using train::RankIdentity;
 
@@ -154,3 +157,5 @@ CATCH_TEST_CASE("a rank that never comes ends the wait with the timeout", "[dist
   CATCH_CHECK(outcome[0] == "timed out waiting for attnbench/agree/0/verdict/2");
   CATCH_CHECK(outcome[1] == "timed out waiting for attnbench/agree/0/job");
 }
+
+}  // namespace rank_agreement_test

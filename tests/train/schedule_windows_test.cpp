@@ -14,6 +14,9 @@
 #include "model/decoder.h"
 #include "tests/train/train_fixture.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace schedule_windows_test {
+
 using namespace attnbench;
 
 CATCH_TEST_CASE("learning rate: linear warmup, cosine to min_lr_ratio at the last step") {
@@ -176,3 +179,5 @@ CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projectio
   CATCH_CHECK(distance_bias == cfg.model.n_layer);  // the table is there, and not decayed
   CATCH_CHECK(static_cast<int64_t>(opt->param_groups()[0].params().size()) == expected);
 }
+
+}  // namespace schedule_windows_test

@@ -19,6 +19,9 @@
 #include "tests/tensorboard_records.h"
 #include "tests/train/train_fixture.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace tensorboard_sink_test {
+
 using namespace attnbench;
 namespace fs = std::filesystem;
 using Point = std::tuple<std::string, int64_t, float>;  // tag, step, value
@@ -128,3 +131,5 @@ CATCH_TEST_CASE("a killed and resumed run's event files show each step once, as 
   CATCH_CHECK(per_tag["val/loss"] == 3);
   CATCH_CHECK(per_tag["train/tokens_per_s"] == 6);
 }
+
+}  // namespace tensorboard_sink_test

@@ -15,6 +15,9 @@
 #include "model/checkpoint_model.h"
 #include "tests/train/train_fixture.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace trainer_test {
+
 using namespace attnbench;
 namespace fs = std::filesystem;
 
@@ -240,3 +243,5 @@ CATCH_TEST_CASE("bad training inputs are rejected before any work") {
   }
   CATCH_CHECK_FALSE(fs::exists(run));
 }
+
+}  // namespace trainer_test

@@ -9,6 +9,9 @@
 
 #include "variants/position.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace alibi_test {
+
 using attnbench::variants::alibi_slopes;
 
 namespace {
@@ -37,3 +40,5 @@ CATCH_TEST_CASE("ALiBi slopes for 8, 12 and 16 heads equal the published schedul
                     0.7071067811865476, 0.35355339059327373, 0.17677669529663687,
                     0.08838834764831843});
 }
+
+}  // namespace alibi_test

@@ -3,7 +3,6 @@
 // eager ran, and "fused" running what "auto" ran or refusing (Elastic-Softmax, sigmoid). An executable of its own
 // (tests/CMakeLists.txt, attnbench_gpu_test) that exits 77, which CTest reports as Skipped, where
 // no CUDA device is usable.
-#define CATCH_CONFIG_RUNNER
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -124,12 +123,4 @@ CATCH_TEST_CASE("every registered variant on CUDA, auto equals eager and fused r
     CATCH_CHECK(fused_nodes == auto_nodes);
   }
   CATCH_CHECK(fused_runs > 0);
-}
-
-int main(int argc, char** argv) {
-  if (!torch::cuda::is_available()) {
-    std::puts("skipped: no CUDA device");
-    return 77;
-  }
-  return Catch::Session().run(argc, argv);
 }

@@ -17,6 +17,9 @@
 #include "variants/eager.h"
 #include "variants/family.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace backend_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using Catch::Matchers::Contains;
@@ -370,3 +373,5 @@ CATCH_TEST_CASE("CUDA dispatch: the SDPA kernel's rules route every registered v
                           false),
       Contains("device cuda") && Contains("Elastic-Softmax"));
 }
+
+}  // namespace backend_test

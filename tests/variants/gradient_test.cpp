@@ -8,6 +8,9 @@
 #include "tests/variants/loop_reference.h"
 #include "tests/variants/support.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace gradient_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 
@@ -72,3 +75,5 @@ CATCH_TEST_CASE("gradients match central finite differences for every registered
     }
   }
 }
+
+}  // namespace gradient_test

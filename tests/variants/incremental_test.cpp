@@ -12,6 +12,9 @@
 #include "tests/variants/support.h"
 #include "variants/eager.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace incremental_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 
@@ -136,3 +139,5 @@ CATCH_TEST_CASE("a variant that cannot take fewer queries than keys is recompute
   const auto full = m.forward(in.q, in.k, in.v, in.x);
   CATCH_CHECK(max_diff(decode_in_steps(m, in, {3, 1, 2, 1}), full) < 1e-12);
 }
+
+}  // namespace incremental_test

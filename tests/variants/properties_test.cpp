@@ -10,6 +10,9 @@
 #include "core/common/registry.h"
 #include "tests/variants/support.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace properties_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using config::Value;
@@ -196,3 +199,5 @@ CATCH_TEST_CASE("bf16 inputs: the elastic threshold runs in float32, the output 
   lazy->forward(torch::zeros_like(q), k, v, x, &u);
   CATCH_CHECK(u.abs().max().item<double>() == 0.0);
 }
+
+}  // namespace properties_test

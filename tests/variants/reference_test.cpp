@@ -7,6 +7,9 @@
 #include "tests/variants/loop_reference.h"
 #include "tests/variants/support.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace reference_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 
@@ -46,3 +49,5 @@ CATCH_TEST_CASE("eager output equals the loop implementation for every family op
     }
   }
 }
+
+}  // namespace reference_test

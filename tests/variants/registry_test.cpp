@@ -11,6 +11,9 @@
 #include "core/common/error.h"
 #include "tests/variants/support.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace registry_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using config::Value;
@@ -145,3 +148,5 @@ CATCH_TEST_CASE("parameters have the documented shapes, dtypes and initial value
   CATCH_CHECK(test::params_of(*make_variant(test::context({"softmax", {}}, 4, 8, 32))).empty());
   CATCH_CHECK(test::params_of(*make_variant(test::context({"alibi", {}}, 4, 8, 32))).empty());
 }
+
+}  // namespace registry_test

@@ -8,6 +8,9 @@
 
 #include "tests/variants/support.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace sink_cures_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using config::Value;
@@ -104,3 +107,5 @@ CATCH_TEST_CASE("SSMax: row 0 keeps weight 1, and a larger scale sharpens every 
   };
   CATCH_CHECK((max_weight(2.0) > max_weight(0.5)).all().item<bool>());
 }
+
+}  // namespace sink_cures_test

@@ -11,6 +11,9 @@
 #include "tests/variants/support.h"
 #include "variants/position.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace softpick_kv_bias_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using config::Value;
@@ -264,3 +267,5 @@ CATCH_TEST_CASE("softpick has no parameters of its own and learns only its posit
   CATCH_CHECK(learned[0].name == "distance_bias");
   CATCH_CHECK(learned[0].values.sizes() == torch::IntArrayRef({H, 4}));
 }
+
+}  // namespace softpick_kv_bias_test

@@ -14,6 +14,9 @@
 #include "tests/variants/support.h"
 #include "variants/position.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace stick_breaking_differential_test {
+
 using namespace attnbench;
 using namespace attnbench::variants;
 using Catch::Matchers::Contains;
@@ -287,3 +290,5 @@ CATCH_TEST_CASE("stick_breaking and differential reject an unknown position befo
                                          Contains("rope+distance_bias"));
   }
 }
+
+}  // namespace stick_breaking_differential_test

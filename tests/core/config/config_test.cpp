@@ -6,6 +6,9 @@
 #include "core/common/error.h"
 #include "core/config/run_config.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace config_test {
+
 using namespace attnbench;
 using namespace attnbench::config;
 using Catch::Matchers::Contains;
@@ -222,3 +225,5 @@ CATCH_TEST_CASE("precision and peak_flops are validated") {
   CATCH_CHECK_THAT(error_of("[train]\npeak_flops = -1.0\n"), Contains("train.peak_flops must be in [0, 1e+21]"));
   CATCH_CHECK_THAT(error_of("[train]\ntf32 = 1\n"), Contains("train.tf32 must be of type bool"));
 }
+
+}  // namespace config_test

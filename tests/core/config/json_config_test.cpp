@@ -12,6 +12,9 @@
 #include "core/common/error.h"
 #include "core/config/run_config.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace json_config_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 using namespace attnbench::config;
@@ -117,3 +120,5 @@ CATCH_TEST_CASE("stored configs name their source in errors, not a --set") {
     CATCH_CHECK_THAT(std::string(e.what()), Contains("stored config, key train.steps"));
   }
 }
+
+}  // namespace json_config_test

@@ -6,6 +6,9 @@
 #include "core/common/error.h"
 #include "core/config/run_config.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace set_utf8_test {
+
 using namespace attnbench;
 using Catch::Matchers::Contains;
 
@@ -25,3 +28,5 @@ CATCH_TEST_CASE("config: a --set value that is not valid UTF-8 is an input error
   CATCH_CHECK(cfg.data.train == "caf\xc3\xa9/shards");
   CATCH_CHECK_THAT(config::canonical_json(cfg), Contains("caf\xc3\xa9/shards"));
 }
+
+}  // namespace set_utf8_test

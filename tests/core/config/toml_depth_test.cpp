@@ -9,6 +9,9 @@
 #include "core/config/run_config.h"
 #include "core/config/toml_depth.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace toml_depth_test {
+
 using namespace attnbench;
 using attnbench::config::check_toml_depth;
 using attnbench::config::kMaxKeyParts;
@@ -63,3 +66,5 @@ CATCH_TEST_CASE("toml depth: a run config and --set with 60,000 dotted parts are
   CATCH_CHECK_THROWS_AS(config::parse_run_config("[model]\n" + deep + " = 1\n", "c.toml"), InputError);
   CATCH_CHECK_THROWS_AS(config::parse_run_config("", "c.toml", {deep + "=1"}), InputError);
 }
+
+}  // namespace toml_depth_test

@@ -15,6 +15,9 @@
 #include "core/config/run_config.h"
 #include "core/config/sizes.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace validation_test {
+
 using namespace attnbench;
 using namespace attnbench::config;
 using Catch::Matchers::Contains;
@@ -206,3 +209,5 @@ CATCH_TEST_CASE("train.threads above the machine's cores is capped") {
   // Execution-only: the cap never changes the run id.
   CATCH_CHECK(config_hash(c) == config_hash(parse_run_config("", "cfg.toml")));
 }
+
+}  // namespace validation_test

@@ -30,6 +30,9 @@
 #include "results/store.h"
 #include "tests/test_skip.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace cell_eval_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 
@@ -182,3 +185,5 @@ CATCH_TEST_CASE("cells run in one process each peak at about the first cell's me
   CATCH_CHECK(peaks[1] < 1.25 * peaks[0]);
   CATCH_CHECK(peaks[2] < 1.25 * peaks[0]);
 }
+
+}  // namespace cell_eval_test

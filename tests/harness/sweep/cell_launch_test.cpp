@@ -18,6 +18,9 @@
 #include "harness/sweep/expand.h"
 #include "harness/sweep/sweep_file.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace cell_launch_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -163,3 +166,5 @@ CATCH_TEST_CASE("launches that cannot run are refused before any work") {
                    Contains("cell ") && Contains("3 rank(s)") &&
                        Contains("cannot be split evenly over 3 ranks"));
 }
+
+}  // namespace cell_launch_test

@@ -15,6 +15,9 @@
 #include "harness/sweep/expand.h"
 #include "harness/sweep/sweep_file.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace expand_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -357,3 +360,5 @@ CATCH_TEST_CASE("the sweep's tasks and limit go into each cell's [eval], not int
   auto unknown = error_of([&] { d.expand("tasks = [\"piqa\", \"pica\"]\n", "c.toml"); });
   CATCH_CHECK_THAT(unknown, Contains("c.toml:4:18") && Contains("pica"));
 }
+
+}  // namespace expand_test

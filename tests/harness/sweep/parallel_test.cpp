@@ -11,6 +11,9 @@
 
 #include "harness/sweep/parallel.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace parallel_test {
+
 namespace fs = std::filesystem;
 using attnbench::sweep::last_log_line;
 
@@ -35,3 +38,5 @@ CATCH_TEST_CASE("last_log_line: the last non-empty line, a progress bar redrawn 
   CATCH_CHECK(last_log_line(fs::temp_directory_path() / "attnbench_no_such_log").empty());
   for (const fs::path& p : {plain, bar, longer, empty}) fs::remove(p);
 }
+
+}  // namespace parallel_test

@@ -15,6 +15,9 @@
 #include "results/runs.h"
 #include "results/store.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace prune_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 
@@ -85,3 +88,5 @@ CATCH_TEST_CASE("prune: runs an edited sweep no longer lists leave the sweep, th
   // No database, or no such sweep in it: nothing is stale.
   CATCH_CHECK(sweep::stale_runs(after, e_after, dir.path / "none.db").empty());
 }
+
+}  // namespace prune_test

@@ -13,6 +13,9 @@
 #include "core/config/run_config.h"
 #include "harness/sweep/expand.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace shipped_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 
@@ -83,3 +86,5 @@ CATCH_TEST_CASE("lazy_ablation has the paper's cells") {
   CATCH_CHECK(per_variant["alibi"] == 3);
   CATCH_CHECK(per_variant["rope_bias"] == 3);
 }
+
+}  // namespace shipped_test

@@ -18,6 +18,9 @@
 #include "harness/sweep/slurm.h"
 #include "harness/sweep/sweep_file.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace slurm_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -211,3 +214,5 @@ CATCH_TEST_CASE("a line break in anything written into a comment or directive is
     refused(f, "cell label");
   }
 }
+
+}  // namespace slurm_test

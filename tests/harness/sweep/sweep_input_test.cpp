@@ -18,6 +18,9 @@
 #include "harness/sweep/expand.h"
 #include "harness/sweep/sweep_file.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace sweep_input_test {
+
 namespace fs = std::filesystem;
 using namespace attnbench;
 using Catch::Matchers::Contains;
@@ -204,3 +207,5 @@ CATCH_TEST_CASE("[[pretrained]] names Hugging Face model folders, relative to th
   CATCH_CHECK_THAT(error_of([&] { parse("[pretrain]\npath = \"models/gpt2\"\n"); }),
                    Contains("unknown section [pretrain]") && Contains("pretrained"));
 }
+
+}  // namespace sweep_input_test

@@ -16,6 +16,9 @@
 
 #include "tests/test_seeds.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace family_math_test {
+
 namespace {
 namespace gpu = attnbench::kernels::gpu;
 
@@ -418,3 +421,5 @@ CATCH_TEST_CASE("the dead-row bound never calls a kept weight dead") {
   CATCH_CHECK(gpu::row_dead(-static_cast<double>(INFINITY), gpu::dead_score_bound(0.0, 1e-3)));
   CATCH_CHECK(gpu::row_dead(-static_cast<double>(INFINITY), gpu::dead_score_bound(0.0, -0.5)));
 }
+
+}  // namespace family_math_test

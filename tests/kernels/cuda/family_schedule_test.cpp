@@ -28,6 +28,9 @@
 // After every torch header (docs/toolchain.md, "Catch2 and glog's CHECK").
 #include <catch2/catch.hpp>
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace family_schedule_test {
+
 namespace {
 
 namespace gpu = attnbench::kernels::gpu;
@@ -561,3 +564,5 @@ CATCH_TEST_CASE("the dead-tile skip never skips a non-zero weight and changes no
     }
   }
 }
+
+}  // namespace family_schedule_test

@@ -12,6 +12,9 @@
 #include "core/data/safetensors.h"
 #include "model/pretrained/hf_folder.h"
 
+// A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
+namespace pretrained_test {
+
 using namespace attnbench;
 using namespace attnbench::model::pretrained;
 namespace fs = std::filesystem;
@@ -114,3 +117,5 @@ CATCH_TEST_CASE("bad folders are refused naming the file or key") {
   CATCH_CHECK_THAT(refusal("rope_scaling_yarn"), Catch::Contains("yarn"));
   CATCH_CHECK_THAT(refusal("no_such_folder"), Catch::Contains("no_such_folder"));
 }
+
+}  // namespace pretrained_test
