@@ -6,6 +6,7 @@
 #include <fstream>
 #include <mutex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
@@ -21,6 +22,16 @@ namespace {
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 double number_or_nan(const json& j) {
   return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+// state.json's train_checksum: 16 lowercase hex digits (a JSON number would lose 64-bit values in
+// many readers).
+uint64_t parse_checksum(const json& j, const fs::path& file) {
+  const std::string s = j.is_string() ? j.get<std::string>() : "";
+  if (s.size() != 16 || s.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    throw UsageError(file.string() + ": train_checksum must be 16 hex digits, got " + j.dump());
+  }
+  return std::stoull(s, nullptr, 16);
 }
 
 json read_json(const fs::path& path) {
@@ -118,6 +129,7 @@ void write_checkpoint_files(const fs::path& dir, const config::RunConfig& cfg,
             {"train_loss", number_or_null(state.train_loss)},
             {"val_loss", number_or_null(state.val_loss)},
             {"train_starts", state.train_starts}};
+  if (state.train_checksum) s["train_checksum"] = fmt::format("{:016x}", *state.train_checksum);
   write_text(dir / "state.json", s.dump(2) + "\n");
   write_text(dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   write_manifest(dir, state.step);
@@ -188,6 +200,7 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   st.train_loss = number_or_nan(s.at("train_loss"));
   st.val_loss = number_or_nan(s.at("val_loss"));
   st.train_starts = s.at("train_starts").get<uint64_t>();
+  if (s.contains("train_checksum")) st.train_checksum = parse_checksum(s.at("train_checksum"), dir / "state.json");
   return st;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "core/config/run_config.h"
 #include "model/decoder.h"
@@ -23,7 +24,10 @@ struct TrainState {
   int64_t metrics_bytes = -1; // size of metrics.jsonl when the checkpoint was taken
   double train_loss = std::numeric_limits<double>::quiet_NaN();
   double val_loss = std::numeric_limits<double>::quiet_NaN();
-  uint64_t train_starts = 0;  // valid window starts in the training shards: the data fingerprint
+  uint64_t train_starts = 0;  // valid window starts in the training shards
+  // data::contents_checksum of the training shards; absent in checkpoints written before it was
+  // recorded, which resume on train_starts alone.
+  std::optional<uint64_t> train_checksum;
 };
 
 // Writes a complete checkpoint of `run_dir` atomically (stage, manifest, publish).

@@ -35,6 +35,8 @@ class TrainWindows {
   void set_cursor(int64_t cursor) { cursor_ = cursor; }
   // Every valid start over all shards (sum of size - T per shard).
   uint64_t total_starts() const { return total_starts_; }
+  // The shards' contents fingerprint (data::contents_checksum; the shards scanned by preflight).
+  uint64_t contents_checksum() const { return data::contents_checksum(*shards_); }
 
  private:
   const std::vector<data::ShardReader>* shards_;

@@ -233,4 +233,10 @@ std::vector<fs::path> resolve_shards(const std::string& spec) {
   return out;
 }
 
+uint64_t contents_checksum(const std::vector<ShardReader>& shards) {
+  std::vector<uint64_t> sums;
+  for (const auto& s : shards) sums.push_back(s.checksum());
+  return XXH3_64bits(sums.data(), sums.size() * sizeof(uint64_t));
+}
+
 }  // namespace attnbench::data

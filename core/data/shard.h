@@ -65,6 +65,11 @@ class ShardChanged : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The contents fingerprint of a split: XXH3-64 of its shards' checksums in order, each shard
+// scanned (ShardReader::scan). Two splits of the same length but other tokens, or the same shards
+// in another order, differ.
+uint64_t contents_checksum(const std::vector<ShardReader>& shards);
+
 // Writes a shard atomically (temporary file in the same folder, then rename). version 0 picks 1 when
 // every token fits in uint16, else 2.
 void write_shard(const std::filesystem::path& path, const std::vector<uint32_t>& tokens,

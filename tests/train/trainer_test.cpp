@@ -146,6 +146,37 @@ CATCH_TEST_CASE("a resumed run with the same config continues, a different confi
                             Catch::Matchers::Contains("holds a checkpoint of a different run"));
 }
 
+CATCH_TEST_CASE("a resume refuses training data that changed since the checkpoint in length or in contents") {
+  test::ScratchDir dir;
+  test::CopyTask task;
+  task.write(dir.path(), 300, 50);
+  auto cfg = test::copy_task_config(dir.path(), task, "softmax", {"train.steps=6"});
+  int polls = 0;
+  auto stop_at_2 = quiet();
+  stop_at_2.should_stop = [&] { return ++polls == 2; };
+  CATCH_REQUIRE(train::train_run(cfg, dir.path() / "run", nullptr, stop_at_2).status == "interrupted");
+  const fs::path train_bin = dir.path() / "train.bin";
+  const auto original = task.documents(300, 1);
+
+  // Other documents of the same lengths: the same number of window starts, other tokens.
+  const auto other = task.documents(300, 7);
+  CATCH_REQUIRE(other.size() == original.size());
+  CATCH_REQUIRE(other != original);
+  data::write_shard(train_bin, other);
+  CATCH_REQUIRE_THROWS_WITH(train::train_run(cfg, dir.path() / "run", nullptr, quiet()),
+                            Catch::Matchers::Contains("changed since the checkpoint") &&
+                                Catch::Matchers::Contains("their contents: xxh3"));
+  // Fewer documents: the number of window starts differs.
+  data::write_shard(train_bin, task.documents(200, 1));
+  CATCH_REQUIRE_THROWS_WITH(train::train_run(cfg, dir.path() / "run", nullptr, quiet()),
+                            Catch::Matchers::Contains("window starts then"));
+  // The original data back: the run resumes and finishes.
+  data::write_shard(train_bin, original);
+  const auto resumed = train::train_run(cfg, dir.path() / "run", nullptr, quiet());
+  CATCH_CHECK(resumed.status == "finished");
+  CATCH_CHECK(resumed.step == 6);
+}
+
 CATCH_TEST_CASE("a non-finite loss or gradient stops the run as diverged, keeping the last good checkpoint") {
   test::ScratchDir dir;
   test::CopyTask task;
