@@ -174,9 +174,13 @@ std::vector<SampleResult> sample_results(OutputType type, const std::vector<Doc>
   for (size_t d = 0; d < docs.size(); ++d) {
     for (size_t r : of_doc[d]) {
       const size_t request = requests.origin[r].request;
-      SampleResult s{docs[d].index, static_cast<int64_t>(request), lls[r].logprob,
-                     lls[r].is_greedy, is_gold_request(type, docs[d], request),
-                     static_cast<int64_t>(requests.tokens[r].continuation.size())};
+      SampleResult s;
+      s.doc = docs[d].index;
+      s.request = static_cast<int64_t>(request);
+      s.loglikelihood = lls[r].logprob;
+      s.is_greedy = lls[r].is_greedy;
+      s.is_gold = is_gold_request(type, docs[d], request);
+      s.tokens = static_cast<int64_t>(requests.tokens[r].continuation.size());
       if (type == OutputType::MultipleChoice && request < docs[d].choices.size()) {
         s.choice_chars = static_cast<int64_t>(codepoint_length(docs[d].choices[request]));
       }
