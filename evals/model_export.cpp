@@ -51,7 +51,7 @@ nlohmann::json llama_config(const config::RunConfig& cfg) {
       {"hidden_size", m.d_model},
       {"intermediate_size", m.d_ffn},
       {"num_attention_heads", m.n_head},
-      {"num_key_value_heads", m.n_head},
+      {"num_key_value_heads", m.kv_heads()},
       {"head_dim", m.head_dim()},
       {"num_hidden_layers", m.n_layer},
       {"rms_norm_eps", m.norm_eps},

@@ -1,4 +1,5 @@
-// Causal self-attention of one block: q, k, v, o projections (no bias) around an attention core
+// Causal self-attention of one block: q, k, v, o projections (no bias; k and v to model.n_kv_head
+// heads, grouped-query attention when fewer than n_head) around an attention core
 // that is a registered variant (variants/registry.h). The block never knows which variant it runs
 // (docs/variants.md, "The contract"): positional encoding, normaliser and their parameters live
 // there.
@@ -27,12 +28,14 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   std::shared_ptr<variants::AttentionVariantImpl> core;
 
  private:
-  // [B, T, C] -> [B, H, T, D]
-  torch::Tensor heads(const torch::Tensor& y) const;
+  // [B, T, n * D] -> [B, n, T, D]
+  torch::Tensor heads(const torch::Tensor& y, int64_t n) const;
+  // k(x) or v(x), [B, T, n_kv_head * D] -> [B, H, T, D]: each key/value head repeated for its group
+  torch::Tensor kv_heads(const torch::Tensor& y) const;
   // [B, H, T, D] -> o([B, T, C])
   torch::Tensor merge(const torch::Tensor& y);
 
-  int64_t n_head_, head_dim_;
+  int64_t n_head_, n_kv_head_, head_dim_;
 };
 TORCH_MODULE(CausalSelfAttention);
 

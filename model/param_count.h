@@ -8,9 +8,10 @@
 
 namespace attnbench::model {
 
-// With V = padded vocab, C = d_model, F = d_ffn, H = n_head, N = n_layer:
+// With V = padded vocab, C = d_model, F = d_ffn, H = n_head, N = n_layer, K = n_kv_head * C / H
+// (C without grouped-query attention):
 //   embedding V*C
-//   + N * ( 4*C*C          q, k, v, o (no bias)
+//   + N * ( 2*C*C + 2*C*K  q and o, k and v (no bias)
 //         + 3*C*F          SwiGLU gate, up, down
 //         + 2*C            the two RMSNorm weights
 //         + extras )       the variant's parameters, below

@@ -85,6 +85,17 @@ void add_model_fields(std::vector<Field>& f) {
         }
         return "";
       }));
+  f.push_back(field<ModelConfig, int64_t>(
+      "model", &RC::model, &ModelConfig::n_kv_head, "n_kv_head",
+      "key/value heads: fewer than n_head is grouped-query attention (0 = n_head)",
+      [](const int64_t& g, const RC& c) -> std::string {
+        if (g < 0) return "must be >= 0 (0 = model.n_head)";
+        if (g > 0 && c.model.n_head > 0 && (g > c.model.n_head || c.model.n_head % g != 0)) {
+          return "= " + std::to_string(g) + " does not divide model.n_head = " +
+                 std::to_string(c.model.n_head);
+        }
+        return "";
+      }));
   f.push_back(field("model", &RC::model, &ModelConfig::d_ffn, "d_ffn",
                     "SwiGLU hidden size (0 = the preset's, else round_up(8 d_model / 3, 256))",
                     at_least<int64_t>(1)));

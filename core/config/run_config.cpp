@@ -58,7 +58,7 @@ const std::set<std::string>& execution_only_keys() {
 // the same, and a non-default value (a different model) gets an id of its own. A key added later
 // belongs here unless it is execution-only.
 const std::set<std::string>& hashed_unless_default_keys() {
-  static const std::set<std::string> keys = {"train.precision"};
+  static const std::set<std::string> keys = {"train.precision", "model.n_kv_head"};
   return keys;
 }
 
@@ -110,6 +110,8 @@ void resolve_model_preset(RunConfig& cfg, const SourceLocation& where) {
   if (cfg.model.n_layer == 0) cfg.model.n_layer = p.n_layer;
   if (cfg.model.d_model == 0) cfg.model.d_model = p.d_model;
   if (cfg.model.n_head == 0) cfg.model.n_head = p.n_head;
+  // One spelling of "no grouping", so that it is one run id.
+  if (cfg.model.n_kv_head == cfg.model.n_head) cfg.model.n_kv_head = 0;
   if (cfg.model.d_ffn == 0) {
     // SwiGLU with hidden ratio 4 (8d/3 for equal parameters), rounded up to a multiple of 256 as in
     // the authors' fla configs: 1024 -> 2816, 1536 -> 4096. Saturating: a d_model too large for

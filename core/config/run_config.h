@@ -24,6 +24,9 @@ struct ModelConfig {
   int64_t n_layer = 0;          // 0 in TOML = take the preset's value
   int64_t d_model = 0;
   int64_t n_head = 0;
+  // Key/value heads: fewer than n_head is grouped-query attention (Ainslie et al. 2023), query head
+  // h reading key/value head h / (n_head / n_kv_head); 1 is multi-query attention. 0 = n_head.
+  int64_t n_kv_head = 0;
   int64_t d_ffn = 0;            // 0 = the preset's, else round_up(8 d_model / 3, 256)
   int64_t vocab_size = 50257;   // GPT-2; padded to a multiple of 64 for the embedding
   int64_t context_length = 256;
@@ -32,6 +35,7 @@ struct ModelConfig {
   double init_std = 0.02;
 
   int64_t head_dim() const { return d_model / n_head; }
+  int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
   int64_t padded_vocab() const { return (vocab_size + 63) / 64 * 64; }
 };
 

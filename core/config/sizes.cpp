@@ -57,11 +57,15 @@ int64_t saturating_add(int64_t a, int64_t b) {
 MemoryEstimate estimate_training_memory(const RunConfig& cfg) {
   const ModelConfig& m = cfg.model;
   const int64_t vocab = padded_vocab(m.vocab_size);
-  // Token embedding and (untied) LM head; per layer the q, k, v, o projections (4 d^2) and the
-  // SwiGLU's three matrices (3 d d_ffn). Norms and attention parameters are left out: a lower bound.
+  // Token embedding and (untied) LM head; per layer the q, k, v, o projections (2 d^2 + 2 d kv, kv
+  // = d without grouped-query attention) and the SwiGLU's three matrices (3 d d_ffn). Norms and
+  // attention parameters are left out: a lower bound.
   const int64_t embedding = saturating_mul(saturating_mul(vocab, m.d_model), m.tie_embeddings ? 1 : 2);
-  const int64_t per_layer = saturating_add(saturating_mul(4, saturating_mul(m.d_model, m.d_model)),
-                                           saturating_mul(3, saturating_mul(m.d_model, m.d_ffn)));
+  const int64_t kv = m.n_head > 0 ? m.kv_heads() * (m.d_model / m.n_head) : m.d_model;
+  const int64_t projections = saturating_mul(2, saturating_add(saturating_mul(m.d_model, m.d_model),
+                                                               saturating_mul(m.d_model, kv)));
+  const int64_t per_layer =
+      saturating_add(projections, saturating_mul(3, saturating_mul(m.d_model, m.d_ffn)));
   const int64_t layers = saturating_mul(m.n_layer, per_layer);
   // Kept for the backward pass at the least: every layer's input and the logits.
   const int64_t tokens = saturating_mul(cfg.train.batch_size, m.context_length);

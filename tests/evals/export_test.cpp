@@ -93,6 +93,7 @@ torch::Tensor llama_forward(const std::map<std::string, ReadTensor>& w, const nl
                             const torch::Tensor& idx) {
   auto W = [&](const std::string& n) { return w.at(n).value; };
   const int64_t H = c["num_attention_heads"], L = c["num_hidden_layers"];
+  const int64_t Hkv = c["num_key_value_heads"];
   const double eps = c["rms_norm_eps"], theta = c["rope_theta"];
   auto rms = [&](const torch::Tensor& x, const torch::Tensor& g) {
     return x * torch::rsqrt(x.pow(2).mean(-1, true) + eps) * g;
@@ -111,12 +112,16 @@ torch::Tensor llama_forward(const std::map<std::string, ReadTensor>& w, const nl
   for (int64_t l = 0; l < L; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     torch::Tensor x = rms(h, W(p + "input_layernorm.weight"));
-    auto heads = [&](const torch::Tensor& y) { return y.view({B, T, H, D}).transpose(1, 2); };
-    torch::Tensor q = heads(torch::matmul(x, W(p + "self_attn.q_proj.weight").t()));
-    torch::Tensor k = heads(torch::matmul(x, W(p + "self_attn.k_proj.weight").t()));
-    torch::Tensor v = heads(torch::matmul(x, W(p + "self_attn.v_proj.weight").t()));
+    auto heads = [&](const torch::Tensor& y, int64_t n) {
+      return y.view({B, T, n, D}).transpose(1, 2);
+    };
+    // repeat_kv: key/value head j serves query heads j * H / Hkv .. (j + 1) * H / Hkv - 1.
+    auto repeat_kv = [&](const torch::Tensor& y) { return y.repeat_interleave(H / Hkv, 1); };
+    torch::Tensor q = heads(torch::matmul(x, W(p + "self_attn.q_proj.weight").t()), H);
+    torch::Tensor k = heads(torch::matmul(x, W(p + "self_attn.k_proj.weight").t()), Hkv);
+    torch::Tensor v = repeat_kv(heads(torch::matmul(x, W(p + "self_attn.v_proj.weight").t()), Hkv));
     q = q * cos + rotate_half(q) * sin;
-    k = k * cos + rotate_half(k) * sin;
+    k = repeat_kv(k * cos + rotate_half(k) * sin);
     torch::Tensor s = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
     s = s.masked_fill(~mask, -std::numeric_limits<float>::infinity());
     torch::Tensor a = torch::matmul(torch::softmax(s, -1), v).transpose(1, 2).reshape({B, T, C});
@@ -220,6 +225,33 @@ CATCH_TEST_CASE("the Llama layout of a softmax + RoPE model reproduces its logit
   }
   torch::Tensor theirs = llama_forward(f.tensors, c, idx);
   const double diff = (ours - theirs).abs().max().item<double>();
+  CATCH_INFO("largest logit difference " << diff);
+  CATCH_CHECK(diff < 1e-4);
+  std::filesystem::remove_all(dir);
+}
+
+CATCH_TEST_CASE("a grouped-query model's Llama layout names its key/value heads and reproduces its logits") {
+  torch::manual_seed(6);
+  config::RunConfig cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\ncontext_length = 32\nn_kv_head = 2\n", "export-test");
+  model::DecoderLM m(cfg);
+  m->eval();
+  auto dir = scratch("grouped");
+  CATCH_REQUIRE(evals::export_model(m, cfg, 3, dir).llama);
+  std::ifstream cj(dir / "llama" / "config.json");
+  nlohmann::json c = nlohmann::json::parse(cj);
+  CATCH_CHECK(c["num_attention_heads"] == 4);
+  CATCH_CHECK(c["num_key_value_heads"] == 2);
+  SafetensorsFile f = read_safetensors(dir / "llama" / "model.safetensors");
+  CATCH_CHECK(f.tensors.at("model.layers.0.self_attn.k_proj.weight").shape ==
+              std::vector<int64_t>{2 * 32, cfg.model.d_model});
+  torch::Tensor idx = torch::randint(0, 50257, {2, 20}, torch::kInt64);
+  torch::Tensor ours;
+  {
+    torch::NoGradGuard g;
+    ours = m->forward(idx).narrow(-1, 0, 50257);
+  }
+  const double diff = (ours - llama_forward(f.tensors, c, idx)).abs().max().item<double>();
   CATCH_INFO("largest logit difference " << diff);
   CATCH_CHECK(diff < 1e-4);
   std::filesystem::remove_all(dir);

@@ -37,6 +37,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> variant_cases() {
   cases.push_back({"lazy", {"attention.tau_form=per_token", "attention.bias_window=64"}});
   cases.push_back({"softmax", {"attention.position=distance_bias"}});
   cases.push_back({"softmax", {"model.tie_embeddings=true"}});
+  cases.push_back({"lazy", {"model.n_kv_head=2"}});     // grouped-query attention
+  cases.push_back({"softmax", {"model.n_kv_head=1"}});  // multi-query attention
   return cases;
 }
 
@@ -116,6 +118,33 @@ CATCH_TEST_CASE("forward: logit shape, per-layer attention weights, causality") 
   auto logits2 = m->forward(changed);
   CATCH_CHECK(torch::equal(logits.slice(1, 0, 10), logits2.slice(1, 0, 10)));
   CATCH_CHECK_FALSE(torch::allclose(logits.slice(1, 10, 16), logits2.slice(1, 10, 16)));
+}
+
+CATCH_TEST_CASE("grouped-query attention equals multi-head attention with each key/value head repeated") {
+  // tiny: 4 query heads of 32. A grouped model's weights copied into a model with 4 key/value
+  // heads, k and v rows repeated per group (Llama's repeat_kv), give the same logits.
+  for (const std::string variant : {"softmax", "lazy"}) {
+    for (const int64_t kv : {1, 2}) {
+      CATCH_CAPTURE(variant, kv);
+      auto grouped_cfg = make_config("tiny", variant, {"model.n_kv_head=" + std::to_string(kv)});
+      auto full_cfg = make_config("tiny", variant);
+      torch::manual_seed(5);
+      model::DecoderLM grouped(grouped_cfg), full(full_cfg);
+      grouped->to(torch::kFloat64);
+      full->to(torch::kFloat64);
+      torch::NoGradGuard no_grad;
+      const auto from = grouped->named_parameters();
+      for (auto& p : full->named_parameters()) {
+        const torch::Tensor& w = from[p.key()];
+        const bool kv_weight = p.key().find(".attn.k.") != std::string::npos ||
+                               p.key().find(".attn.v.") != std::string::npos;
+        CATCH_CHECK(w.size(0) == (kv_weight ? kv * 32 : p.value().size(0)));
+        p.value().copy_(kv_weight ? w.view({kv, 32, -1}).repeat_interleave(4 / kv, 0).view({128, -1}) : w);
+      }
+      auto idx = torch::randint(0, 50257, {2, 17}, torch::kLong);
+      CATCH_CHECK((grouped->forward(idx) - full->forward(idx)).abs().max().item<double>() < 1e-10);
+    }
+  }
 }
 
 CATCH_TEST_CASE("incremental decoding: a prefix, then steps of the cache, equals the full trunk") {

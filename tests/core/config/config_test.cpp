@@ -63,11 +63,25 @@ CATCH_TEST_CASE("unknown keys name file:line:col and the nearest valid key") {
                    Contains("cfg.toml:2:1") && Contains("did you mean 'lazy'"));
 }
 
+CATCH_TEST_CASE("n_kv_head equal to n_head is no grouping: the default's run id") {
+  // tiny has 4 heads; 2 key/value heads is another model, another run id.
+  const auto plain = parse_run_config("", "cfg.toml");
+  const auto four = parse_run_config("[model]\nn_kv_head = 4\n", "cfg.toml");
+  const auto two = parse_run_config("[model]\nn_kv_head = 2\n", "cfg.toml");
+  CATCH_CHECK(four.model.n_kv_head == 0);
+  CATCH_CHECK(config_hash(four) == config_hash(plain));
+  CATCH_CHECK(two.model.kv_heads() == 2);
+  CATCH_CHECK(config_hash(two) != config_hash(plain));
+}
+
 CATCH_TEST_CASE("wrong types and impossible values are rejected before any work") {
   CATCH_CHECK_THAT(error_of("[train]\nsteps = \"ten\"\n"),
                    Contains("cfg.toml:2:9") && Contains("train.steps must be of type int"));
   CATCH_CHECK_THAT(error_of("[model]\nd_model = 130\nn_head = 4\n"),
                    Contains("model.n_head = 4 does not divide model.d_model = 130"));
+  CATCH_CHECK_THAT(error_of("[model]\nn_kv_head = 3\n"),
+                   Contains("cfg.toml:2:") && Contains("model.n_kv_head = 3 does not divide model.n_head = 4"));
+  CATCH_CHECK_THAT(error_of("[model]\nn_kv_head = -1\n"), Contains("model.n_kv_head must be >= 0"));
   CATCH_CHECK_THAT(error_of("[train]\n\nlr = 0.0\n"),
                    Contains("cfg.toml:3:6") && Contains("train.lr must be in (0, 1000]"));
   CATCH_CHECK_THAT(error_of("[train]\nlr = -1\n"), Contains("train.lr must be in (0, 1000]"));
