@@ -109,25 +109,25 @@ model::TrainState starting_state(const config::RunConfig& cfg, const fs::path& r
                                  const std::optional<fs::path>& existing,
                                  model::DecoderLMImpl& model, torch::optim::AdamW& optimizer,
                                  TrainWindows& windows, Progress& progress) {
+  const uint64_t starts = windows.total_starts(), checksum = windows.contents_checksum();
   model::TrainState state;
-  state.train_starts = windows.total_starts();
-  state.train_checksum = windows.contents_checksum();
+  state.train_starts = starts;
+  state.train_checksum = checksum;
   if (!existing) return state;
   state = model::restore_checkpoint(*existing, model, &optimizer);
   // Other data under the same paths would silently train a different run: the same length with
   // other tokens (re-prepared in another document order, say) is caught by the contents checksum,
   // which checkpoints written before it was recorded lack.
-  const bool same_length = state.train_starts == windows.total_starts();
-  if (!same_length || (state.train_checksum && *state.train_checksum != windows.contents_checksum())) {
+  const bool same_length = state.train_starts == starts;
+  if (!same_length || state.train_checksum.value_or(checksum) != checksum) {
     throw UsageError(fmt::format(
         "the training shards ({}) changed since the checkpoint in {} was written ({}); resuming "
         "would not reproduce the run", cfg.data.train, existing->string(),
         same_length ? fmt::format("their contents: xxh3 {:016x} then, {:016x} now",
-                                  *state.train_checksum, windows.contents_checksum())
-                    : fmt::format("{} window starts then, {} now", state.train_starts,
-                                  windows.total_starts())));
+                                  *state.train_checksum, checksum)
+                    : fmt::format("{} window starts then, {} now", state.train_starts, starts)));
   }
-  state.train_checksum = windows.contents_checksum();  // recorded from now on
+  state.train_checksum = checksum;  // recorded from now on
   windows.set_cursor(state.data_cursor);
   progress.note(fmt::format("resuming {} at step {}", run_dir.string(), state.step));
   return state;
