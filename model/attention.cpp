@@ -13,8 +13,8 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const config::ModelConfig& mode
   };
   const int64_t c = model.d_model;
   q = register_module("q", linear(c, c));
-  k = register_module("k", linear(c, n_kv_head_ * head_dim_));
-  v = register_module("v", linear(c, n_kv_head_ * head_dim_));
+  k = register_module("k", linear(c, model.kv_dim()));
+  v = register_module("v", linear(c, model.kv_dim()));
   o = register_module("o", linear(c, c));
   variants::VariantContext ctx = variants::variant_context(model, attention);
   ctx.layer = layer;

@@ -200,7 +200,9 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   st.train_loss = number_or_nan(s.at("train_loss"));
   st.val_loss = number_or_nan(s.at("val_loss"));
   st.train_starts = s.at("train_starts").get<uint64_t>();
-  if (s.contains("train_checksum")) st.train_checksum = parse_checksum(s.at("train_checksum"), dir / "state.json");
+  if (s.contains("train_checksum")) {
+    st.train_checksum = parse_checksum(s.at("train_checksum"), dir / "state.json");
+  }
   return st;
 }
 

@@ -1,6 +1,5 @@
 #include "train/preflight.h"
 
-
 #include <string>
 
 #include <fmt/format.h>

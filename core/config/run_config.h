@@ -36,6 +36,8 @@ struct ModelConfig {
 
   int64_t head_dim() const { return d_model / n_head; }
   int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
+  // The width of k and v: d_model without grouping, n_kv_head * head_dim with it.
+  int64_t kv_dim() const { return n_kv_head > 0 && n_head > 0 ? n_kv_head * head_dim() : d_model; }
   int64_t padded_vocab() const { return (vocab_size + 63) / 64 * 64; }
 };
 

@@ -61,9 +61,8 @@ MemoryEstimate estimate_training_memory(const RunConfig& cfg) {
   // = d without grouped-query attention) and the SwiGLU's three matrices (3 d d_ffn). Norms and
   // attention parameters are left out: a lower bound.
   const int64_t embedding = saturating_mul(saturating_mul(vocab, m.d_model), m.tie_embeddings ? 1 : 2);
-  const int64_t kv = m.n_head > 0 ? m.kv_heads() * (m.d_model / m.n_head) : m.d_model;
   const int64_t projections = saturating_mul(2, saturating_add(saturating_mul(m.d_model, m.d_model),
-                                                               saturating_mul(m.d_model, kv)));
+                                                               saturating_mul(m.d_model, m.kv_dim())));
   const int64_t per_layer =
       saturating_add(projections, saturating_mul(3, saturating_mul(m.d_model, m.d_ffn)));
   const int64_t layers = saturating_mul(m.n_layer, per_layer);

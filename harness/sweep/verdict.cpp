@@ -157,8 +157,8 @@ void finish_shared_cells(const SweepFile& sweep, const std::vector<const Cell*>&
 }
 
 int sweep_verdict(const SweepFile& sweep, const std::vector<const Cell*>& cells,
-                         results::Store& store, const SweepOptions& o,
-                         const std::vector<std::string>& pretrained_unfinished) {
+                  results::Store& store, const SweepOptions& o,
+                  const std::vector<std::string>& pretrained_unfinished) {
   if (o.only.empty()) fmt::print("\nsweep {}: {}\n", sweep.name, status_summary(store, cells));
   const std::vector<Unfinished> unfinished = verdict(store, cells, o.retry_failed);
   print_unfinished(sweep.name, unfinished);
