@@ -20,7 +20,7 @@
 #include "core/common/stop_signal.h"
 #include "core/data/input_reader.h"
 #include "core/data/shard.h"
-#include "core/data/tokenizer.h"
+#include "core/data/prepare_tokenizer.h"
 
 namespace attnbench::data {
 
@@ -64,7 +64,7 @@ std::string fields_of(const nlohmann::json& obj, std::vector<std::string>& names
 
 // The text field of one JSONL line, or the error naming file:line(:col) and what was expected.
 Encoded parse_and_encode(const Record& r, const std::string& file, const std::string& field,
-                         const Tokenizer& tok) {
+                         const PrepareTokenizer& tok) {
   Encoded e;
   SourceLocation where{file, static_cast<int>(r.line), 0};
   std::string text_storage;
@@ -108,15 +108,20 @@ Encoded parse_and_encode(const Record& r, const std::string& file, const std::st
     text = text_storage;
   }
   e.tokens.reserve(text.size() / 4 + 2);
-  e.tokens.push_back(Tokenizer::kEndOfText);  // llm.c: every document is preceded by end-of-text
-  tok.encode_append(text, e.tokens);
+  e.tokens.push_back(tok.document_start());  // llm.c: a token in front of every document
+  try {
+    tok.encode_append(text, e.tokens);
+  } catch (const UsageError& ex) {  // text the tokenizer cannot read: a bad document, located
+    e.tokens.clear();
+    e.error.emplace(where, ex.what());
+  }
   return e;
 }
 
 // Encodes a batch on `jobs` threads; results in input order.
 std::vector<Encoded> encode_batch(const std::vector<Record>& batch,
                                   const std::vector<std::string>& files, const std::string& field,
-                                  const Tokenizer& tok, int jobs) {
+                                  const PrepareTokenizer& tok, int jobs) {
   std::vector<Encoded> out(batch.size());
   std::atomic<size_t> next{0};
   std::exception_ptr error;
@@ -142,9 +147,9 @@ std::vector<Encoded> encode_batch(const std::vector<Record>& batch,
 // Splits the document stream into the validation shard and fixed-size train shards.
 class ShardSink {
  public:
-  ShardSink(fs::path dir, std::string name, int64_t val_tokens, int64_t shard_tokens)
+  ShardSink(fs::path dir, std::string name, int64_t val_tokens, int64_t shard_tokens, int version)
       : dir_(std::move(dir)), name_(std::move(name)), val_target_(val_tokens),
-        shard_tokens_(static_cast<size_t>(shard_tokens)) {}
+        shard_tokens_(static_cast<size_t>(shard_tokens)), version_(version) {}
 
   void add(const std::vector<uint32_t>& doc, PrepareSummary& s) {
     if (!val_done_ && static_cast<int64_t>(val_.size()) < val_target_) {
@@ -182,7 +187,7 @@ class ShardSink {
     char file[64];
     std::snprintf(file, sizeof(file), "_%s_%06d.bin", split.c_str(), index);
     std::string name = name_ + file;
-    write_shard(dir_ / name, tokens, 1);  // GPT-2 ids < 65536: uint16, version 1
+    write_shard(dir_ / name, tokens, version_);  // one version for every shard of the run
     s.shards.push_back({name, split, static_cast<int64_t>(tokens.size())});
   }
 
@@ -190,6 +195,7 @@ class ShardSink {
   std::string name_;
   int64_t val_target_;
   size_t shard_tokens_;
+  int version_;
   bool val_done_ = false;
   int train_index_ = 0;
   std::vector<uint32_t> val_, train_;
@@ -236,13 +242,6 @@ void validate(const PrepareOptions& o) {
   if (o.val_tokens < 0 || o.val_tokens > INT32_MAX)
     throw UsageError("--val-tokens must be in 0.." + std::to_string(INT32_MAX));
   if (o.text_field.empty()) throw UsageError("--text-field must not be empty");
-  for (const char* f : {"encoder.json", "vocab.bpe"}) {
-    if (!fs::is_regular_file(o.tokenizer_dir / f)) {
-      throw UsageError("missing tokenizer file " + (o.tokenizer_dir / f).string() +
-                       " (expected encoder.json and vocab.bpe of GPT-2 in " +
-                       o.tokenizer_dir.string() + ")");
-    }
-  }
 }
 
 // Reads the inputs in order into batches of records; the workers encode one batch while the
@@ -250,7 +249,7 @@ void validate(const PrepareOptions& o) {
 // documents fed to the shard sink. Owns the progress report of the whole run.
 class EncodePipeline {
  public:
-  EncodePipeline(const PrepareOptions& o, const Tokenizer& tok, int jobs,
+  EncodePipeline(const PrepareOptions& o, const PrepareTokenizer& tok, int jobs,
                  const std::vector<std::string>& files, uint64_t bytes_total, ShardSink& sink,
                  PrepareSummary& s, Clock::time_point t0)
       : o_(o), tok_(tok), jobs_(jobs), files_(files), sink_(sink), s_(s), t0_(t0),
@@ -359,7 +358,7 @@ class EncodePipeline {
   }
 
   const PrepareOptions& o_;
-  const Tokenizer& tok_;
+  const PrepareTokenizer& tok_;
   const int jobs_;
   const std::vector<std::string>& files_;
   ShardSink& sink_;
@@ -403,10 +402,10 @@ nlohmann::json sources_json(const PrepareOptions& o, const std::vector<SourceSta
   return sources;
 }
 
-nlohmann::json tokenizer_files_json(const fs::path& tokenizer_dir) {
+nlohmann::json tokenizer_files_json(const PrepareTokenizer& tok) {
   nlohmann::json tokenizer_files = nlohmann::json::array();
-  for (const char* f : {"encoder.json", "vocab.bpe"}) {
-    fs::path p = fs::absolute(tokenizer_dir / f).lexically_normal();
+  for (const fs::path& f : tok.files()) {
+    fs::path p = fs::absolute(f).lexically_normal();
     tokenizer_files.push_back({{"path", p.string()}, {"sha256", sha256_file(p)}});
   }
   return tokenizer_files;
@@ -414,7 +413,7 @@ nlohmann::json tokenizer_files_json(const fs::path& tokenizer_dir) {
 
 // The manifest (docs/data.md, "manifest.json") of the shards written to `dir`.
 nlohmann::json manifest_json(const PrepareOptions& o, const PrepareSummary& s,
-                             const std::vector<SourceStats>& per_source, const Tokenizer& tok,
+                             const std::vector<SourceStats>& per_source, const PrepareTokenizer& tok,
                              const fs::path& dir) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards) {
@@ -424,13 +423,13 @@ nlohmann::json manifest_json(const PrepareOptions& o, const PrepareSummary& s,
   return {
       {"format", "llm.c token shards"},
       {"magic", kShardMagic},
-      {"version", 1},
-      {"token_dtype", "uint16"},
-      {"end_of_text", Tokenizer::kEndOfText},
+      {"version", tok.shard_version()},
+      {"token_dtype", tok.shard_version() == 1 ? "uint16" : "uint32"},
+      {"document_start", tok.document_start()},
       {"created_by", o.created_by},
       {"created_at", utc_now()},
-      {"tokenizer", {{"name", "gpt2"}, {"vocab_size", tok.vocab_size()},
-                     {"files", tokenizer_files_json(o.tokenizer_dir)}}},
+      {"tokenizer", {{"name", tok.name()}, {"vocab_size", tok.vocab_size()},
+                     {"files", tokenizer_files_json(tok)}}},
       {"text_field", o.text_field},
       {"val_tokens_requested", o.val_tokens},
       {"shard_tokens", o.shard_tokens},
@@ -467,7 +466,7 @@ void move_into_place(TempDir& tmp, const fs::path& out) {
 PrepareSummary prepare_into_place(const PrepareOptions& o) {
   validate(o);
   const auto t0 = Clock::now();
-  const Tokenizer tok = Tokenizer::load(o.tokenizer_dir);
+  const PrepareTokenizer tok = PrepareTokenizer::load(o.tokenizer_dir);
   const int jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const fs::path out = fs::absolute(o.out).lexically_normal();
   const std::string name =
@@ -485,7 +484,7 @@ PrepareSummary prepare_into_place(const PrepareOptions& o) {
   fs::create_directories(tmp.path);
 
   PrepareSummary s;
-  ShardSink sink(tmp.path, name, o.val_tokens, o.shard_tokens);
+  ShardSink sink(tmp.path, name, o.val_tokens, o.shard_tokens, tok.shard_version());
   EncodePipeline pipeline(o, tok, jobs, files, bytes_total, sink, s, t0);
   pipeline.run();
   sink.finish(s);

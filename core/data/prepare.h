@@ -1,5 +1,6 @@
-// `attnbench data prepare` (docs/data.md): text files and JSONL -> llm.c token
-// shards with the GPT-2 tokenizer. Every document is preceded by the end-of-text token; the first
+// `attnbench data prepare` (docs/data.md): text files and JSONL -> llm.c token shards with the GPT-2
+// tokenizer or a model folder's (core/data/prepare_tokenizer.h). Every document is preceded by
+// PrepareTokenizer::document_start (GPT-2's end-of-text); the first
 // documents (at least val_tokens tokens, whole documents) form the validation shard
 // <name>_val_000000.bin, the rest is cut into train shards <name>_train_000001.bin, ... of exactly
 // shard_tokens tokens (the last one shorter), as llm.c's fineweb.py does. A manifest.json records
@@ -25,7 +26,7 @@ struct PrepareProgress {
 struct PrepareOptions {
   std::vector<std::filesystem::path> inputs;
   std::filesystem::path out;
-  std::filesystem::path tokenizer_dir;  // holds encoder.json, vocab.bpe
+  std::filesystem::path tokenizer_dir;  // GPT-2's encoder.json and vocab.bpe, or tokenizer.json
   std::string name;                     // shard name prefix; default: out's folder name
   int64_t val_tokens = 1'000'000;
   int64_t shard_tokens = 100'000'000;   // llm.c's fineweb.py shard size

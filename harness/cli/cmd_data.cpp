@@ -71,7 +71,8 @@ int prepare(const PrepareArgs& a) {
   o.created_by = fmt::format("attnbench {} data prepare", ATTNBENCH_VERSION);
   o.progress = ProgressPrinter();
   std::vector<NamedPath> inputs = {{"the tokenizer file", o.tokenizer_dir / "encoder.json"},
-                                   {"the tokenizer file", o.tokenizer_dir / "vocab.bpe"}};
+                                   {"the tokenizer file", o.tokenizer_dir / "vocab.bpe"},
+                                   {"the tokenizer file", o.tokenizer_dir / "tokenizer.json"}};
   for (const auto& i : a.inputs) inputs.push_back({"--input", i});
   refuse_output_over_inputs({"--out", a.out}, inputs);
   data::PrepareSummary s = data::prepare_shards(o);
@@ -119,7 +120,9 @@ RegisterCommand reg_prepare(
       app.add_flag("--force", a->force, "replace a non-empty --out folder");
       app.add_option("--data-dir", a->data_dir,
                      "data root holding gpt2_tokenizer/ (default: $ATTNBENCH_DATA, else ./data)");
-      app.add_option("--tokenizer", a->tokenizer, "folder with encoder.json and vocab.bpe");
+      app.add_option("--tokenizer", a->tokenizer,
+                     "folder with GPT-2's encoder.json and vocab.bpe, or a model folder's "
+                     "tokenizer.json (for model.init_from)");
       refuse_empty_values(app);
       return [a] { return prepare(*a); };
     });

@@ -13,6 +13,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/data/hf_tokenizer.h"
 #include "core/data/prepare.h"
 #include "core/data/shard.h"
 #include "core/data/tokenizer.h"
@@ -175,6 +176,51 @@ CATCH_TEST_CASE("data prepare: shards are end-of-text + encoding of every docume
   CATCH_CHECK(m["shards"].size() == summary.shards.size());
   CATCH_CHECK(m["shards"][0]["sha256"] == attnbench::sha256_file(s.dir / "out/wiki_val_000000.bin"));
   CATCH_CHECK(m["splits"]["val"]["tokens"] == val.size());
+}
+
+CATCH_TEST_CASE("data prepare: a model folder's tokenizer.json encodes every document after its BOS and the manifest names it",
+                "[prepare]") {
+  const fs::path folder =
+      fs::path(ATTNBENCH_SOURCE_DIR) / "tests" / "fixtures" / "hf" / "llama_sharded";
+  const auto tok = attnbench::data::HFTokenizer::load(folder);
+  CATCH_REQUIRE(tok.bos_id().has_value());
+  Scratch s;
+  const std::vector<std::string> docs = {"The quick brown fox.", "jumps over\nthe lazy dog",
+                                         "caf\u00e9 <|endoftext|> end"};
+  std::string jsonl;
+  for (const auto& d : docs) jsonl += nlohmann::json({{"text", d}}).dump() + "\n";
+  write_file(s.dir / "docs.jsonl", jsonl);
+  write_file(s.dir / "bad.txt", "not UTF-8: \xff");
+
+  attnbench::data::PrepareOptions o;
+  o.out = s.dir / "out";
+  o.tokenizer_dir = folder;
+  o.jobs = 2;
+  o.val_tokens = 0;
+  o.inputs = {s.dir / "docs.jsonl", s.dir / "bad.txt"};
+  // Text the tokenizer cannot read is a bad document, located; --skip-bad skips it.
+  CATCH_CHECK_THROWS_WITH(attnbench::data::prepare_shards(o),
+                          Catch::Matchers::Contains("bad.txt") &&
+                              Catch::Matchers::Contains("UTF-8"));
+  o.skip_bad = true;
+  const auto summary = attnbench::data::prepare_shards(o);
+  CATCH_CHECK(summary.skipped == 1);
+
+  std::vector<uint32_t> expected;
+  for (const auto& d : docs) {
+    expected.push_back(*tok.bos_id());
+    for (uint32_t id : tok.encode(d)) expected.push_back(id);
+  }
+  CATCH_REQUIRE(summary.shards.size() == 1);
+  CATCH_CHECK(read_shard(s.dir / "out" / summary.shards[0].file) == expected);
+  nlohmann::json m;
+  std::ifstream(s.dir / "out/manifest.json") >> m;
+  CATCH_CHECK(m["tokenizer"]["name"] == "llama_sharded");
+  CATCH_CHECK(m["tokenizer"]["vocab_size"] == tok.vocab_size());
+  CATCH_CHECK(m["tokenizer"]["files"][0]["sha256"] == attnbench::sha256_file(folder / "tokenizer.json"));
+  CATCH_CHECK(m["document_start"] == *tok.bos_id());
+  CATCH_CHECK(m["version"] == 1);
+  CATCH_CHECK(m["token_dtype"] == "uint16");
 }
 
 CATCH_TEST_CASE("data prepare: a malformed JSONL line stops the run with file:line, writing nothing",

@@ -1,0 +1,44 @@
+#include "core/data/prepare_tokenizer.h"
+
+#include "core/common/error.h"
+
+namespace attnbench::data {
+
+namespace fs = std::filesystem;
+
+PrepareTokenizer PrepareTokenizer::load(const fs::path& dir) {
+  PrepareTokenizer t;
+  if (fs::exists(dir / "tokenizer.json")) {
+    t.hf_.emplace(HFTokenizer::load(dir));
+    t.document_start_ = t.hf_->prefix_id();
+    const fs::path folder = fs::absolute(dir).lexically_normal();
+    t.name_ = folder.filename().empty() ? folder.parent_path().filename().string()
+                                        : folder.filename().string();
+    t.files_ = {dir / "tokenizer.json"};
+    if (fs::exists(dir / "tokenizer_config.json")) t.files_.push_back(dir / "tokenizer_config.json");
+    return t;
+  }
+  for (const char* f : {"encoder.json", "vocab.bpe"}) {
+    if (!fs::is_regular_file(dir / f)) {
+      throw UsageError("missing tokenizer file " + (dir / f).string() + " (expected GPT-2's "
+                       "encoder.json and vocab.bpe, or a Hugging Face tokenizer.json, in " +
+                       dir.string() + ")");
+    }
+  }
+  t.gpt2_.emplace(Tokenizer::load(dir));
+  t.name_ = "gpt2";
+  t.files_ = {dir / "encoder.json", dir / "vocab.bpe"};
+  return t;
+}
+
+void PrepareTokenizer::encode_append(std::string_view text, std::vector<uint32_t>& out) const {
+  if (gpt2_) return gpt2_->encode_append(text, out);
+  const std::vector<uint32_t> ids = hf_->encode(text);
+  out.insert(out.end(), ids.begin(), ids.end());
+}
+
+size_t PrepareTokenizer::vocab_size() const {
+  return gpt2_ ? gpt2_->vocab_size() : hf_->vocab_size();
+}
+
+}  // namespace attnbench::data
