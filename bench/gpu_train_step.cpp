@@ -51,7 +51,7 @@ void gpu_train_step(benchmark::State& state, const std::string& preset, int64_t 
     auto x = tokens.slice(1, 0, T), y = tokens.slice(1, 1, T + 1);
     int64_t step = 0;
     auto one_step = [&] {
-      train::set_learning_rate(*opt, train::learning_rate(cfg.train, step++));
+      train::set_learning_rate(*opt, train::learning_rate(cfg.train, step++), cfg.train);
       opt->zero_grad();
       torch::Tensor loss;
       {

@@ -69,9 +69,10 @@ endif()
 attnbench_library(ab_kernels DIR kernels TORCH DEPS ab_core WHOLE ${ab_kernels_whole})
 attnbench_library(ab_variants DIR variants TORCH DEPS ab_kernels)
 attnbench_library(ab_model DIR model TORCH DEPS ab_core WHOLE ab_variants)
-# model/pretrained: Hugging Face folders as models; its architectures register themselves.
+# model/pretrained: Hugging Face folders as models; its architectures and the model.init_from
+# resolver register themselves.
 attnbench_library(ab_model_pretrained DIR model/pretrained TORCH DEPS ab_model)
-attnbench_library(ab_train DIR train TORCH DEPS ab_model)
+attnbench_library(ab_train DIR train TORCH DEPS ab_model WHOLE ab_model_pretrained)
 # c10d's headers hide each backend behind a switch; both LibTorch builds ship Gloo, the CUDA one
 # NCCL (docs/distributed.md). Set on the one file that includes them, so the shared PCH is reused.
 set(_ab_c10d USE_C10D_GLOO)

@@ -28,6 +28,12 @@ ScoredModel load_trained(const fs::path& dir, const std::string& device,
   m.step = loaded.step;
   m.run_id = config::config_hash(loaded.cfg);
   m.options = eval_options(loaded.cfg.eval);
+  if (!loaded.cfg.model.init_from.empty()) {
+    // Its eval.bos was set from the same tokenizer when the config was resolved
+    // (model/pretrained/init_from.h); lm-eval's prefix token is that tokenizer's too.
+    m.tokenizer_ = run_tokenizer(loaded.cfg, data_dir);
+    m.options.prefix_token = m.tokenizer_->prefix_id();
+  }
   m.cfg = std::move(loaded.cfg);
   m.data_dir = data_dir;
   return m;
@@ -58,8 +64,14 @@ ScoredModel load_imported(const fs::path& dir, const std::string& device,
 
 }  // namespace
 
+std::shared_ptr<const data::TextTokenizer> run_tokenizer(const config::RunConfig& cfg,
+                                                         const std::string& data_dir) {
+  if (cfg.model.init_from.empty()) return data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir(data_dir));
+  return std::make_shared<const data::HFTokenizer>(data::HFTokenizer::load(cfg.model.init_from));
+}
+
 const data::TextTokenizer& ScoredModel::tokenizer() const {
-  if (!tokenizer_) tokenizer_ = data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir(data_dir));
+  if (!tokenizer_) tokenizer_ = run_tokenizer(cfg ? *cfg : config::RunConfig{}, data_dir);
   return *tokenizer_;
 }
 
@@ -107,7 +119,7 @@ ScoredModel load_scored_model(const fs::path& dir, const std::string& device,
 
 void require_text(const ScoredModel& m, const std::string& command) {
   const int64_t rows = m.model->shape().vocab_size;
-  if (m.cfg) {  // GPT-2's vocabulary, checked without reading the tokenizer files
+  if (m.cfg && m.cfg->model.init_from.empty()) {  // GPT-2's vocabulary, without its files
     const int64_t gpt2 = int64_t{data::Tokenizer::kEndOfText} + 1;
     if (rows >= gpt2) return;
     throw UsageError(fmt::format("{}: the checkpoint's model.vocab_size = {} is smaller than the "

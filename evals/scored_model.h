@@ -44,14 +44,20 @@ struct ScoredModel {
   std::string config_json() const;
   std::vector<results::Param> params() const;
 
-  // The model's tokenizer, read on first use (attnbench's models: GPT-2's from the data root, which
-  // a command that reads no text never needs; an imported model's is read with the model).
+  // The model's tokenizer, read on first use (attnbench's models: run_tokenizer, GPT-2's from the
+  // data root read only by a command that reads text; an imported model's, and the one of a run
+  // continuing it, is read with the model).
   const data::TextTokenizer& tokenizer() const;
 
   mutable std::shared_ptr<const data::TextTokenizer> tokenizer_;  // read by tokenizer()
   std::string data_dir;  // where gpt2_tokenizer/ is: attnbench's models' tokenizer, and the one
                          // that decodes shards for an imported model
 };
+
+// The tokenizer a run attnbench trained reads text with: model.init_from's tokenizer.json when it
+// continues a pretrained model, else GPT-2's from `data_dir` (core/data/paths.h).
+std::shared_ptr<const data::TextTokenizer> run_tokenizer(const config::RunConfig& cfg,
+                                                         const std::string& data_dir);
 
 // Loads the model in `dir` on the device `device` names (auto | cpu | cuda; "" = the checkpoint's
 // train.device, cpu for an imported model; `device_key` names the option in errors), and its

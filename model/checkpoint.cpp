@@ -130,6 +130,7 @@ void write_checkpoint_files(const fs::path& dir, const config::RunConfig& cfg,
             {"val_loss", number_or_null(state.val_loss)},
             {"train_starts", state.train_starts}};
   if (state.train_checksum) s["train_checksum"] = fmt::format("{:016x}", *state.train_checksum);
+  if (!state.init_from_sha256.empty()) s["init_from_sha256"] = state.init_from_sha256;
   write_text(dir / "state.json", s.dump(2) + "\n");
   write_text(dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   write_manifest(dir, state.step);
@@ -203,6 +204,7 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   if (s.contains("train_checksum")) {
     st.train_checksum = parse_checksum(s.at("train_checksum"), dir / "state.json");
   }
+  if (s.contains("init_from_sha256")) st.init_from_sha256 = s.at("init_from_sha256").get<std::string>();
   return st;
 }
 

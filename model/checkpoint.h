@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <optional>
+#include <string>
 
 #include "core/config/run_config.h"
 #include "model/decoder.h"
@@ -28,6 +29,9 @@ struct TrainState {
   // data::contents_checksum of the training shards; absent in checkpoints written before it was
   // recorded, which resume on train_starts alone.
   std::optional<uint64_t> train_checksum;
+  // A run continuing a pretrained model (model.init_from): the SHA-256 of the weights it started
+  // from, as the folder held them then ("" otherwise).
+  std::string init_from_sha256;
 };
 
 // Writes a complete checkpoint of `run_dir` atomically (stage, manifest, publish).

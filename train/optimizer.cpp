@@ -39,29 +39,49 @@ std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model) {
   return plan;
 }
 
+namespace {
+// make_adamw's groups, in order: the first two at lr, any after them (the attention variant's own
+// parameters, with attention_lr_scale != 1) at lr * attention_lr_scale.
+constexpr size_t kBaseGroups = 2;
+}  // namespace
+
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model,
                                                 const config::TrainConfig& t) {
-  std::vector<torch::Tensor> decay, no_decay;
+  const bool separate = t.attention_lr_scale != 1.0;
+  const auto by_variant = variant_decisions(model);
+  std::vector<torch::Tensor> decay, no_decay, attention_decay, attention_no_decay;
   const auto params = model.named_parameters();
   const auto plan = decay_plan(model);
   for (size_t i = 0; i < plan.size(); ++i) {
-    (plan[i].second ? decay : no_decay).push_back(params[plan[i].first]);
+    const torch::Tensor& p = params[plan[i].first];
+    const bool attention = separate && by_variant.count(p.unsafeGetTensorImpl()) > 0;
+    (attention ? (plan[i].second ? attention_decay : attention_no_decay)
+               : (plan[i].second ? decay : no_decay))
+        .push_back(p);
   }
-  auto options = [&](double wd) {
-    return torch::optim::AdamWOptions(t.lr)
+  auto options = [&](double wd, double lr) {
+    return torch::optim::AdamWOptions(lr)
         .betas(std::make_tuple(t.beta1, t.beta2))
         .eps(t.adam_eps)
         .weight_decay(wd);
   };
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options(t.weight_decay)));
-  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(options(0.0)));
-  return std::make_unique<torch::optim::AdamW>(std::move(groups), options(0.0));
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options(t.weight_decay, t.lr)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(options(0.0, t.lr)));
+  const double attention_lr = t.lr * t.attention_lr_scale;
+  for (auto [members, wd] : {std::pair{&attention_decay, t.weight_decay},
+                             std::pair{&attention_no_decay, 0.0}}) {
+    if (members->empty()) continue;
+    groups.emplace_back(*members, std::make_unique<torch::optim::AdamWOptions>(options(wd, attention_lr)));
+  }
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), options(0.0, t.lr));
 }
 
-void set_learning_rate(torch::optim::AdamW& optimizer, double lr) {
-  for (auto& g : optimizer.param_groups()) {
-    static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr, const config::TrainConfig& t) {
+  auto& groups = optimizer.param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    static_cast<torch::optim::AdamWOptions&>(groups[g].options())
+        .lr(g < kBaseGroups ? lr : lr * t.attention_lr_scale);
   }
 }
 

@@ -2,7 +2,9 @@
 // Two parameter groups, "decay" and "no decay". An attention variant's own parameters (those of its
 // module, variants/variant.h) decay as its registration says (variants/registry.h; default: none);
 // every other parameter decays when it is a matrix (projections, embedding, LM head), not when it
-// is a vector (RMSNorm weights) or a bias.
+// is a vector (RMSNorm weights) or a bias. With train.attention_lr_scale != 1 the variant's own
+// parameters form two more groups, "attention decay" and "attention no decay", at lr times that
+// scale (with the default, the two groups a checkpoint's optimizer state holds are unchanged).
 #pragma once
 #include <torch/torch.h>
 
@@ -24,7 +26,8 @@ std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model);
 std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model,
                                                 const config::TrainConfig& train);
 
-// Sets every group's learning rate (the schedule is applied before each step).
-void set_learning_rate(torch::optim::AdamW& optimizer, double lr);
+// Sets every group's learning rate: `lr`, times train.attention_lr_scale for the attention groups
+// (the schedule is applied before each step).
+void set_learning_rate(torch::optim::AdamW& optimizer, double lr, const config::TrainConfig& train);
 
 }  // namespace attnbench::train

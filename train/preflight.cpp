@@ -1,10 +1,14 @@
 #include "train/preflight.h"
 
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/sha256.h"
 #include "core/config/value.h"
 #include "core/config/sizes.h"
 #include "model/device.h"
@@ -23,12 +27,60 @@ data::ShardReader open_shard(const std::string& key, const std::string& spec,
   }
 }
 
+// The tokenizer a shard's tokens come from, where `data prepare`'s manifest.json beside it lists
+// the shard (docs/data.md, "manifest.json"): its name and the sha256 of its first file.
+struct RecordedTokenizer {
+  std::string name, sha256;
+};
+std::optional<RecordedTokenizer> recorded_tokenizer(const std::filesystem::path& shard) {
+  const std::filesystem::path manifest = shard.parent_path() / "manifest.json";
+  if (!std::filesystem::is_regular_file(manifest)) return std::nullopt;
+  try {
+    std::ifstream in(manifest);
+    const nlohmann::json m = nlohmann::json::parse(in);
+    for (const auto& listed : m.at("shards")) {
+      if (listed.at("file") != shard.filename().string()) continue;
+      const nlohmann::json& t = m.at("tokenizer");
+      return RecordedTokenizer{t.at("name"), t.at("files").at(0).at("sha256")};
+    }
+    return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(manifest.string() + ": not a data prepare manifest (" + e.what() + ")");
+  }
+}
+
+// Tokens are text only in the tokenizer that made them: a run reads its evaluation text with
+// model.init_from's tokenizer.json, else GPT-2's, and shards another tokenizer made would train it
+// on ids that mean other text. Shards without a manifest (llm.c's own) cannot be checked.
+void check_shard_tokenizer(const std::string& key, const std::string& spec,
+                           const std::filesystem::path& path, const config::RunConfig& cfg,
+                           const std::string& init_from_sha256) {
+  const std::optional<RecordedTokenizer> recorded = recorded_tokenizer(path);
+  if (!recorded) return;
+  const bool continuing = !cfg.model.init_from.empty();
+  if (continuing ? recorded->sha256 == init_from_sha256 : recorded->name == "gpt2") return;
+  throw UsageError(fmt::format(
+      "{}: its manifest.json records tokens of the tokenizer \"{}\", not {} ({} = \"{}\"); "
+      "prepare the data {}",
+      path.string(), recorded->name,
+      continuing ? "model.init_from's tokenizer.json" : "GPT-2's, which this run reads text with",
+      key, spec,
+      continuing ? "with `attnbench data prepare --tokenizer " + cfg.model.init_from + "`"
+                 : "with GPT-2's tokenizer (`attnbench data prepare` without --tokenizer), or "
+                   "continue that model (model.init_from)"));
+}
+
 std::vector<data::ShardReader> open_shards(const std::string& key, const std::string& spec,
                                            const config::RunConfig& cfg) {
+  const std::string init_from_sha256 =
+      cfg.model.init_from.empty()
+          ? ""
+          : sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
   std::vector<data::ShardReader> shards;
   const int64_t window = cfg.model.context_length + 1;
   for (const auto& path : data::resolve_shards(spec)) {
     data::ShardReader shard = open_shard(key, spec, path);
+    check_shard_tokenizer(key, spec, path, cfg, init_from_sha256);
     if (shard.size() < window) {
       throw UsageError(path.string() + ": " + std::to_string(shard.size()) +
                        " tokens, fewer than one window of model.context_length + 1 = " +

@@ -24,6 +24,7 @@
 #include "model/checkpoint_dir.h"
 #include "model/device.h"
 #include "model/finite.h"
+#include "model/pretrained/init_from.h"
 
 namespace attnbench::train {
 
@@ -113,7 +114,16 @@ model::TrainState starting_state(const config::RunConfig& cfg, const fs::path& r
   model::TrainState state;
   state.train_starts = starts;
   state.train_checksum = checksum;
-  if (!existing) return state;
+  if (!existing) {
+    // A fresh run continuing a pretrained model starts from its weights (a resumed one from its
+    // checkpoint alone), and records which.
+    if (!cfg.model.init_from.empty()) {
+      state.init_from_sha256 = model::load_init_from(model, cfg);
+      progress.note(fmt::format("starting from {} (weights sha256 {})", cfg.model.init_from,
+                                state.init_from_sha256));
+    }
+    return state;
+  }
   state = model::restore_checkpoint(*existing, model, &optimizer);
   // Other data under the same paths would silently train a different run: the same length with
   // other tokens (re-prepared in another document order, say) is caught by the contents checksum,
@@ -218,7 +228,7 @@ struct StepLoop {
       auto start = clock::now();
       if (comm) comm->set_step(state.step);
       const double lr = learning_rate(tc, state.step);
-      set_learning_rate(optimizer, lr);
+      set_learning_rate(optimizer, lr, tc);
       const StepGradients g = accumulate_gradients();
       if (!std::isfinite(g.loss) || !std::isfinite(g.grad_norm)) return diverged(g);
       optimizer.step();

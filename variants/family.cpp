@@ -114,6 +114,41 @@ bool is_elastic(const VariantContext& ctx) {
   return param<std::string>(ctx, "normalizer") == "elastic";
 }
 
+// The family member as configured starts as softmax attention with RoPE exactly when its other
+// parts start neutral: a distance bias starts at 0, and the elastic offset at tau_init = 0 gives
+// ReLU(p + 0) = p, whose rows already sum to 1. Every other part changes the output at
+// initialisation. A learned sink cannot start absent: its share e^S / (e^S + sum_j e^s_j) is > 0
+// for every finite S, and at S = -inf its gradient (that share times the output) is 0, so the
+// sink would never learn.
+std::string family_pretrained_start(const config::AttentionConfig& a) {
+  auto shown = [&](const std::string& key) {
+    return "attention." + key + " = " + config::to_string(a.params.at(key));
+  };
+  const std::string position = a.get_string("position");
+  if (position != "rope" && position != "rope+distance_bias") {
+    return shown("position") + " replaces RoPE, the positions the model was trained with";
+  }
+  if (a.get_string("normalizer") == "elastic" && a.get_float("tau_init") != 0.0) {
+    return shown("tau_init") + ": Elastic-Softmax starts as softmax only at tau_init = 0";
+  }
+  const std::string sink = config::param_or<std::string>(a.params, "sink", "none");
+  if (sink == "zero") return shown("sink") + " adds 1 to every softmax denominator";
+  if (sink == "learned") {
+    return shown("sink") + ": no sink logit starts absent (a finite one takes a share of every "
+                           "row; one at -inf has gradient 0 and never learns)";
+  }
+  if (a.has("score_scale") && a.get_string("score_scale") != "none") {
+    return shown("score_scale") + " rescales every score by c_h log n_i";
+  }
+  if (a.has("forget_gate") && a.get_bool("forget_gate")) {
+    return shown("forget_gate") + " adds log-gates of a randomly initialised projection";
+  }
+  if (a.has("output_gate") && a.get_string("output_gate") != "none") {
+    return shown("output_gate") + " multiplies the output by sigmoid(x W_g), W_g random";
+  }
+  return "";
+}
+
 }  // namespace
 
 config::VariantSchema family_schema(std::string name, std::string description,
@@ -142,6 +177,7 @@ VariantRegistration family_registration(std::string name, std::string descriptio
   r.decays = [](const std::string& param, const torch::Tensor&) {
     return param == "forget_proj.weight" || param == "gate_proj.weight";
   };
+  r.pretrained_start = family_pretrained_start;
   return r;
 }
 

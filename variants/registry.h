@@ -35,6 +35,10 @@ struct VariantRegistration {
   VariantFactory factory;
   ParameterCount parameter_count;
   DecayRule decays;  // empty: none of the variant's own parameters decays
+  // model.init_from (docs/pretrained.md, "Continuing a pretrained model"): why the variant, as
+  // configured, does not start by computing the pretrained model's attention, causal softmax with
+  // RoPE ("" when it does, exactly). Empty: it never does.
+  std::function<std::string(const config::AttentionConfig&)> pretrained_start;
 };
 
 struct RegisterVariant {

@@ -68,9 +68,16 @@ std::function<std::string(const std::string&, const RunConfig&)> one_of(
 // [model]: the size preset, the shape that overrides it, normalisation and initialisation.
 void add_model_fields(std::vector<Field>& f) {
   using RC = RunConfig;
-  f.push_back(field("model", &RC::model, &ModelConfig::preset, "preset",
-                    "size preset: tiny | small | 125m | 340m | 760m (defaults for the sizes below)",
-                    one_of({"tiny", "small", "125m", "340m", "760m"})));
+  f.push_back(field<ModelConfig, std::string>(
+      "model", &RC::model, &ModelConfig::preset, "preset",
+      "size preset: tiny | small | 125m | 340m | 760m (defaults for the sizes below); "
+      "\"pretrained\" with model.init_from",
+      [](const std::string& p, const RC& c) -> std::string {
+        if (!c.model.init_from.empty()) {
+          return p == "pretrained" ? "" : "must be \"pretrained\" with model.init_from";
+        }
+        return one_of({"tiny", "small", "125m", "340m", "760m"})(p, c);
+      }));
   f.push_back(field("model", &RC::model, &ModelConfig::n_layer, "n_layer",
                     "decoder blocks (0 = the preset's)", at_least<int64_t>(1)));
   f.push_back(field("model", &RC::model, &ModelConfig::d_model, "d_model",
@@ -108,6 +115,9 @@ void add_model_fields(std::vector<Field>& f) {
                     "share the token embedding with the LM head"));
   f.push_back(field("model", &RC::model, &ModelConfig::norm_eps, "norm_eps",
                     "RMSNorm epsilon, in (0, 1]", between(0, 1, true)));
+  f.push_back(field("model", &RC::model, &ModelConfig::init_from, "init_from",
+                    "a Hugging Face Llama-family folder whose weights start the run, its "
+                    "config.json setting the shape (\"\" = random init)"));
   f.push_back(field("model", &RC::model, &ModelConfig::init_std, "init_std",
                     "std of the normal init (residual projections scaled by 1/sqrt(2 n_layer)), "
                     "in (0, 1]",
@@ -177,6 +187,17 @@ void add_optimizer_fields(std::vector<Field>& f) {
                     between(0, 1000, true)));
   f.push_back(field("train", &RC::train, &TrainConfig::min_lr_ratio, "min_lr_ratio",
                     "cosine decay ends at lr * min_lr_ratio", in_unit(false)));
+  f.push_back(field<TrainConfig, double>(
+      "train", &RC::train, &TrainConfig::attention_lr_scale, "attention_lr_scale",
+      "the attention variant's own parameters train at lr * attention_lr_scale, in (0, 10000]",
+      [](const double& s, const RC& c) -> std::string {
+        std::string problem = between(0, 10000, true)(s, c);
+        if (problem.empty() && c.train.lr * s > 1000) {
+          problem = "makes lr * attention_lr_scale = " + to_string(Value{c.train.lr * s}) +
+                    ", above 1000 (train.lr's bound)";
+        }
+        return problem;
+      }));
   f.push_back(field("train", &RC::train, &TrainConfig::warmup_steps, "warmup_steps",
                     "linear warmup steps", at_least<int64_t>(0)));
   f.push_back(field("train", &RC::train, &TrainConfig::weight_decay, "weight_decay",

@@ -58,7 +58,8 @@ const std::set<std::string>& execution_only_keys() {
 // the same, and a non-default value (a different model) gets an id of its own. A key added later
 // belongs here unless it is execution-only.
 const std::set<std::string>& hashed_unless_default_keys() {
-  static const std::set<std::string> keys = {"train.precision", "model.n_kv_head"};
+  static const std::set<std::string> keys = {"train.precision", "model.n_kv_head",
+                                             "model.init_from", "train.attention_lr_scale"};
   return keys;
 }
 
@@ -99,6 +100,7 @@ Value coerce(const Value& v, ValueType want, const SourceLocation& where, const 
 }
 
 void resolve_model_preset(RunConfig& cfg, const SourceLocation& where) {
+  if (!cfg.model.init_from.empty()) return;  // the folder's config.json gives the shape
   auto it = presets().find(cfg.model.preset);
   if (it == presets().end()) {
     std::vector<std::string> names;
@@ -128,6 +130,28 @@ int64_t AttentionConfig::get_int(const std::string& key) const { return param<in
 double AttentionConfig::get_float(const std::string& key) const { return param<double>(params, key); }
 std::string AttentionConfig::get_string(const std::string& key) const {
   return param<std::string>(params, key);
+}
+
+namespace {
+
+InitFromResolver& init_from_resolver() {
+  static InitFromResolver resolver;
+  return resolver;
+}
+
+// What model.init_from's folder sets: written beside it, the key would be overruled or contradict.
+const std::vector<std::string>& keys_set_by_init_from() {
+  static const std::vector<std::string> keys = {
+      "model.preset",   "model.n_layer",        "model.d_model",  "model.n_head",
+      "model.n_kv_head", "model.d_ffn",         "model.vocab_size", "model.tie_embeddings",
+      "model.norm_eps", "attention.rope_theta", "eval.bos"};
+  return keys;
+}
+
+}  // namespace
+
+void register_init_from_resolver(InitFromResolver resolver) {
+  init_from_resolver() = std::move(resolver);
 }
 
 namespace {
@@ -260,6 +284,7 @@ struct ConfigReader {
                                             return it != key_where.end() ? it->second
                                                                          : loc_of("attention");
                                           });
+    if (!cfg.model.init_from.empty() && !json_source) resolve_init_from();
     for (auto& f : fields()) {
       if (!f.check) continue;
       std::string problem = f.check(cfg);
@@ -276,6 +301,28 @@ struct ConfigReader {
       throw InputError(loc_of(problem->key), problem->message);
     }
     cap_threads();
+  }
+
+  // model.init_from: the folder's resolver (registered by the model layer) completes the config. A
+  // resolved JSON config has it complete already, and is read without the folder.
+  void resolve_init_from() {
+    for (const std::string& key : keys_set_by_init_from()) {
+      auto it = key_where.find(key);
+      if (it == key_where.end()) continue;
+      throw InputError(it->second, key + " is set by model.init_from (" + cfg.model.init_from +
+                                       "/config.json); remove it");
+    }
+    if (!init_from_resolver()) {
+      throw InputError(loc_of("model.init_from"),
+                       "model.init_from: this program cannot read pretrained models");
+    }
+    try {
+      init_from_resolver()(cfg);
+    } catch (const InputError&) {
+      throw;
+    } catch (const UsageError& e) {
+      throw InputError(loc_of("model.init_from"), std::string("model.init_from: ") + e.what());
+    }
   }
 
   // More intra-op threads than cores only slows a run down (100000 would take minutes to start):

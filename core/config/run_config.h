@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct ModelConfig {
   bool tie_embeddings = false;
   double norm_eps = 1e-6;
   double init_std = 0.02;
+  // A Hugging Face Llama-family folder whose weights start the run ("" = initialised at random;
+  // docs/pretrained.md, "Continuing a pretrained model"). Its config.json sets the shape above, and
+  // model.preset becomes "pretrained".
+  std::string init_from;
 
   int64_t head_dim() const { return d_model / n_head; }
   int64_t kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
@@ -76,6 +81,9 @@ struct TrainConfig {
   int64_t batch_tokens = 0;   // tokens per optimizer step; 0 = one micro-batch (no accumulation)
   double lr = 3e-4;
   double min_lr_ratio = 0.1;  // cosine decays to lr * min_lr_ratio
+  // The attention variant's own parameters (tau, the distance bias, ...) train at lr times this:
+  // parameters retrofitted onto a pretrained model (model.init_from) need more than its small rate.
+  double attention_lr_scale = 1.0;
   int64_t warmup_steps = 100;
   double weight_decay = 0.1;  // matrices only
   double beta1 = 0.9;
@@ -120,6 +128,13 @@ struct RunConfig {
   EvalConfig eval;
   std::string source;  // file it was read from ("" when built in code)
 };
+
+// Completes a config whose model.init_from is set: the model's shape, attention.rope_theta and
+// eval.bos from the folder, and the checks that the variant starts as the pretrained model
+// computes. Reading a Hugging Face folder is the model layer's job: model/init_from.cpp registers
+// the one resolver. Throws UsageError saying what is wrong.
+using InitFromResolver = std::function<void(RunConfig&)>;
+void register_init_from_resolver(InitFromResolver resolver);
 
 // Reads a TOML run config, applies `sets` ("a.b=value", value in TOML syntax, bare words taken as
 // strings), validates everything, and resolves presets and defaults. Throws InputError naming

@@ -1,4 +1,4 @@
-// attnbench train --config FILE [--set k=v ...] --out DIR [--dry-run] [--quiet]
+// attnbench train --config FILE [--set k=v ...] [--init-from DIR] --out DIR [--dry-run] [--quiet]
 //                 [--nproc-per-node N] [--dist-timeout SECONDS]
 // Trains one model into DIR (resuming from its checkpoint when there is one). --dry-run validates
 // everything, prints the resolved config and the parameter counts (constructed model and closed
@@ -38,6 +38,7 @@ namespace {
 struct TrainCliOptions {
   std::string config;
   std::vector<std::string> sets;
+  std::string init_from;  // model.init_from (docs/pretrained.md, "Continuing a pretrained model")
   std::string out;
   bool dry_run = false;
   bool quiet = false;
@@ -77,6 +78,7 @@ std::vector<std::string> rank_args(const TrainCliOptions& o) {
                                    "train", "--config", o.config, "--out", o.out,
                                    "--dist-timeout", std::to_string(o.dist_timeout)};
   for (const auto& kv : o.sets) args.insert(args.end(), {"--set", kv});
+  if (!o.init_from.empty()) args.insert(args.end(), {"--init-from", o.init_from});
   if (o.quiet) args.push_back("--quiet");
   return args;
 }
@@ -123,8 +125,21 @@ train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig&
   return train::train_run(cfg, std::move(data), o.out, nullptr, opts);
 }
 
+// --init-from DIR is --set model.init_from = "DIR", the path written as a TOML string.
+std::vector<std::string> config_sets(const TrainCliOptions& o) {
+  std::vector<std::string> sets = o.sets;
+  if (o.init_from.empty()) return sets;
+  std::string quoted = "\"";
+  for (char c : o.init_from) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  sets.push_back("model.init_from=" + quoted + "\"");
+  return sets;
+}
+
 int run_train(const TrainCliOptions& o) {
-  config::RunConfig cfg = config::load_run_config(o.config, o.sets);
+  config::RunConfig cfg = config::load_run_config(o.config, config_sets(o));
   train::check_training_config(cfg);
   init_threads(static_cast<int>(cfg.train.threads));
   if (o.dry_run) return dry_run(cfg);
@@ -159,6 +174,8 @@ RegisterCommand reg("train", "Train one model from a run config", [](CLI::App& a
   app.add_option("--config", o->config,
                  "Run config (TOML, or a run folder's resolved config.json)")->required();
   app.add_option("--set", o->sets, "Override a config key: section.key=value (repeatable)");
+  app.add_option("--init-from", o->init_from,
+                 "Start from a Hugging Face Llama-family model folder's weights (model.init_from)");
   app.add_option("--out", o->out, "Run folder (checkpoint, metrics.jsonl, status.json)");
   app.add_flag("--dry-run", o->dry_run,
                "Validate, print the resolved config and parameter counts, train nothing");

@@ -16,8 +16,8 @@
 #include "core/common/paths.h"
 #include "core/common/stop_signal.h"
 #include "core/data/text_tokenizer.h"
-#include "core/data/tokenizer.h"
 #include "evals/evaluator.h"
+#include "evals/scored_model.h"
 #include "evals/tasks/task.h"
 #include "harness/sweep/cell_launch.h"
 #include "harness/sweep/cell_run.h"
@@ -190,9 +190,15 @@ void preflight_all(const SweepFile& sweep, const Expansion& e, const std::vector
     tasks.insert(c->config.eval.tasks.begin(), c->config.eval.tasks.end());
   }
   if (tasks.empty()) return;
-  const fs::path tokenizer_dir = data::gpt2_tokenizer_dir(data_root.string());  // as cells find it
-  // Loads every listed task's files (the documents the cells' limits take), naming the cell.
-  require_answers_fit(cells, data::gpt2_text_tokenizer(tokenizer_dir), data_root);
+  // Loads every listed task's files (the documents the cells' limits take), naming the cell, with
+  // each cell's tokenizer as its evaluation will find it (a run continuing a pretrained model reads
+  // text with that model's; model.init_from, "" for GPT-2's).
+  std::map<std::string, std::vector<const Cell*>> by_tokenizer;
+  for (const Cell* c : cells) by_tokenizer[c->config.model.init_from].push_back(c);
+  for (const auto& [init_from, group] : by_tokenizer) {
+    require_answers_fit(group, evals::run_tokenizer(group.front()->config, data_root.string()),
+                        data_root);
+  }
 }
 
 }  // namespace

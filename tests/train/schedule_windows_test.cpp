@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -178,6 +179,45 @@ CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projectio
   }
   CATCH_CHECK(distance_bias == cfg.model.n_layer);  // the table is there, and not decayed
   CATCH_CHECK(static_cast<int64_t>(opt->param_groups()[0].params().size()) == expected);
+}
+
+CATCH_TEST_CASE("with train.attention_lr_scale the variant's own parameters form two groups at the scaled rate") {
+  const std::string toml =
+      "[model]\npreset = \"tiny\"\nvocab_size = 64\n[attention]\nvariant = \"lazy\"\n"
+      "output_gate = \"elementwise\"\n[data]\nfixed_token_id = 0\n[train]\nlr = 1e-3\n";
+  const auto cfg = config::parse_run_config(toml + "attention_lr_scale = 10.0\n", "t.toml");
+  model::DecoderLM m(cfg);
+  auto opt = train::make_adamw(*m, cfg.train);
+  CATCH_REQUIRE(opt->param_groups().size() == 4);
+  train::set_learning_rate(*opt, 5e-4, cfg.train);
+  auto options = [&](size_t g) {
+    return static_cast<torch::optim::AdamWOptions&>(opt->param_groups()[g].options());
+  };
+  CATCH_CHECK(options(0).lr() == 5e-4);
+  CATCH_CHECK(options(1).lr() == 5e-4);
+  CATCH_CHECK(options(2).lr() == Approx(5e-3).epsilon(1e-12));
+  CATCH_CHECK(options(3).lr() == Approx(5e-3).epsilon(1e-12));
+  CATCH_CHECK(options(2).weight_decay() == cfg.train.weight_decay);  // gate_proj.weight decays
+  CATCH_CHECK(options(3).weight_decay() == 0.0);
+  // Groups 2 and 3 hold exactly the variant modules' parameters (blocks.N.attn.core.*).
+  std::map<const c10::TensorImpl*, size_t> group_of;
+  for (size_t g = 0; g < 4; ++g) {
+    for (const auto& p : opt->param_groups()[g].params()) group_of[p.unsafeGetTensorImpl()] = g;
+  }
+  const auto params = m->named_parameters();
+  CATCH_CHECK(group_of.size() == params.size());
+  for (const auto& p : params) {
+    CATCH_INFO(p.key());
+    const bool own = p.key().find(".attn.core.") != std::string::npos;
+    CATCH_CHECK((group_of.at(p.value().unsafeGetTensorImpl()) >= 2) == own);
+  }
+  // The default keeps the run ids that existed before the key; another value is another run.
+  const auto plain = config::parse_run_config(toml, "t.toml");
+  CATCH_CHECK(config::config_hash(config::parse_run_config(toml + "attention_lr_scale = 1.0\n",
+                                                           "t.toml")) == config::config_hash(plain));
+  CATCH_CHECK(config::config_hash(cfg) != config::config_hash(plain));
+  CATCH_CHECK_THROWS_WITH(config::parse_run_config(toml + "attention_lr_scale = 2e6\n", "t.toml"),
+                          Catch::Matchers::Contains("train.attention_lr_scale"));
 }
 
 }  // namespace schedule_windows_test

@@ -132,8 +132,9 @@ quickstart_table "$db" | diff "$tmp/table1" - || fail "the rerun changed the tab
 # the output the docs print are not ours to run. The placeholders stand for what is here:
 # runs/<id> a finished quickstart run, NAME its sweep, F a text file, models/gpt2 a Hugging Face
 # folder (tests/fixtures/hf/llama_gqa: the GPT-2 fixture reads 64 positions, too few for PIQA's
-# longest answer), runs/attnbench.cell-*.db a cell database of a Slurm array. An
-# `eval` scores 2 items a task (--limit 2 replaces its own), a `sweep` gets the budget above.
+# longest answer), models/tinyllama one that can be continued (llama_sharded: no RoPE scaling),
+# runs/attnbench.cell-*.db a cell database of a Slurm array. An `eval` scores 2 items a task
+# (--limit 2 replaces its own), a `train` or `sweep` gets the budget above.
 # Not run, each with its reason printed: synopses (docs_commands.sh checks their options), commands
 # that need a GPU, the CUDA build or the network, CI's own commands, and the sweeps that take
 # minutes (lazy_ablation: 57 cells, dry-run by docs_commands.sh; extrapolation, of which
@@ -208,6 +209,7 @@ EOF
 id=$(sqlite3 -readonly "$db" "SELECT id FROM runs r JOIN sweep_runs s ON s.run = r.id
       WHERE s.sweep = 'quickstart' AND r.status = 'finished' LIMIT 1")
 mkdir -p "$root/models" && ln -s "$src/tests/fixtures/hf/llama_gqa" "$root/models/gpt2"
+ln -s "$src/tests/fixtures/hf/llama_sharded" "$root/models/tinyllama"  # a Llama without RoPE scaling
 # `data prepare` with its default 1M validation tokens needs more of the Wikipedia sample: 700
 # documents, about 1.9M tokens.
 (ATTNBENCH_DATA=$full_data make_small_data "$tmp/docs_data" 700)
@@ -225,7 +227,12 @@ while IFS=$'\t' read -r where why cmd; do
   fi
   run=$(runnable "$cmd")
   run=${run//<id>/$id}
-  case "$cmd" in "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;; esac
+  case "$cmd" in
+    "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;;
+    # the tiny budget, less the preset (a model continued from a folder keeps its shape), at the
+    # 128 positions the folder reads and the first items of PIQA need
+    "attnbench train "*) run="$run ${tiny_train#--set model.preset=tiny } --set model.context_length=128" ;;
+  esac
   rc=0 log=$tmp/docs_out/${where//[\/:.]/_} start=$SECONDS  # docs/tokenizer.md:66 -> docs_tokenizer_md_66
   (cd "$root" && ATTNBENCH_DATA=$tmp/docs_data bash -c "$run") < /dev/null > "$log" 2>&1 || rc=$?
   echo "$where ($((SECONDS - start)) s): $cmd"
