@@ -229,19 +229,22 @@ class Heartbeat {
 };
 
 // What the store says about the other ranks after a failure: the steps each completed, and which
-// stopped beating over 2.5 s. Runs on a thread of its own and is given up on after 5 s, since a
-// store hosted by a frozen rank never answers.
-std::string diagnose(const c10::intrusive_ptr<c10d::Store>& store, int world_size) {
+// stopped beating over 2.5 s. The rank asking is alive whatever its own beats show (on a loaded
+// machine its heartbeat thread may wait past the window), so it never names itself. Runs on a
+// thread of its own and is given up on after 5 s, since a store hosted by a frozen rank never
+// answers.
+std::string diagnose(const c10::intrusive_ptr<c10d::Store>& store, int world_size, int self) {
   auto result = std::make_shared<std::promise<std::string>>();
   auto answer = result->get_future();
-  std::thread([store, world_size, result] {
+  std::thread([store, world_size, self, result] {
     try {
       std::vector<std::string> before;
       for (int r = 0; r < world_size; ++r) before.push_back(read_key(*store, Heartbeat::beat_key(r)));
       std::this_thread::sleep_for(std::chrono::milliseconds(2500));
       std::string silent, steps;
       for (int r = 0; r < world_size; ++r) {
-        if (read_key(*store, Heartbeat::beat_key(r)) == before[static_cast<size_t>(r)]) {
+        const bool still = read_key(*store, Heartbeat::beat_key(r)) == before[static_cast<size_t>(r)];
+        if (r != self && still) {
           silent += fmt::format("{}rank {}", silent.empty() ? "" : ", ", r);
         }
         const std::string step = read_key(*store, "attnbench/step/" + std::to_string(r));
@@ -275,7 +278,7 @@ struct Communicator::Impl {
         "rank {} of {}: {}{} failed: {}{}. Another rank died, hung for more than the {} s "
         "timeout (--dist-timeout), or cannot be reached; rerun the same command to resume from "
         "the last checkpoint",
-        env.rank, env.world_size, what, at, error, diagnose(store, env.world_size),
+        env.rank, env.world_size, what, at, error, diagnose(store, env.world_size, env.rank),
         timeout.count()));
   }
 
