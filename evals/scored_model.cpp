@@ -66,7 +66,9 @@ ScoredModel load_imported(const fs::path& dir, const std::string& device,
 
 std::shared_ptr<const data::TextTokenizer> run_tokenizer(const config::RunConfig& cfg,
                                                          const std::string& data_dir) {
-  if (cfg.model.init_from.empty()) return data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir(data_dir));
+  if (cfg.model.init_from.empty()) {
+    return data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir(data_dir));
+  }
   return std::make_shared<const data::HFTokenizer>(data::HFTokenizer::load(cfg.model.init_from));
 }
 

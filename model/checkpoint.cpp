@@ -204,7 +204,9 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   if (s.contains("train_checksum")) {
     st.train_checksum = parse_checksum(s.at("train_checksum"), dir / "state.json");
   }
-  if (s.contains("init_from_sha256")) st.init_from_sha256 = s.at("init_from_sha256").get<std::string>();
+  if (s.contains("init_from_sha256")) {
+    st.init_from_sha256 = s.at("init_from_sha256").get<std::string>();
+  }
   return st;
 }
 

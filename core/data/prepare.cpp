@@ -413,7 +413,8 @@ nlohmann::json tokenizer_files_json(const PrepareTokenizer& tok) {
 
 // The manifest (docs/data.md, "manifest.json") of the shards written to `dir`.
 nlohmann::json manifest_json(const PrepareOptions& o, const PrepareSummary& s,
-                             const std::vector<SourceStats>& per_source, const PrepareTokenizer& tok,
+                             const std::vector<SourceStats>& per_source,
+                             const PrepareTokenizer& tok,
                              const fs::path& dir) {
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& sh : s.shards) {

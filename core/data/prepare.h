@@ -1,6 +1,6 @@
-// `attnbench data prepare` (docs/data.md): text files and JSONL -> llm.c token shards with the GPT-2
-// tokenizer or a model folder's (core/data/prepare_tokenizer.h). Every document is preceded by
-// PrepareTokenizer::document_start (GPT-2's end-of-text); the first
+// `attnbench data prepare` (docs/data.md): text files and JSONL -> llm.c token shards with the
+// GPT-2 tokenizer or a model folder's (core/data/prepare_tokenizer.h). Every document is preceded
+// by PrepareTokenizer::document_start (GPT-2's end-of-text); the first
 // documents (at least val_tokens tokens, whole documents) form the validation shard
 // <name>_val_000000.bin, the rest is cut into train shards <name>_train_000001.bin, ... of exactly
 // shard_tokens tokens (the last one shorter), as llm.c's fineweb.py does. A manifest.json records

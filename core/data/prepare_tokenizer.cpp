@@ -15,7 +15,8 @@ PrepareTokenizer PrepareTokenizer::load(const fs::path& dir) {
     t.name_ = folder.filename().empty() ? folder.parent_path().filename().string()
                                         : folder.filename().string();
     t.files_ = {dir / "tokenizer.json"};
-    if (fs::exists(dir / "tokenizer_config.json")) t.files_.push_back(dir / "tokenizer_config.json");
+    const fs::path config = dir / "tokenizer_config.json";
+    if (fs::exists(config)) t.files_.push_back(config);
     return t;
   }
   for (const char* f : {"encoder.json", "vocab.bpe"}) {

@@ -31,7 +31,8 @@ void check_representable(const ArchitectureConfig& a, const std::string& file) {
     refuse("rope_scaling (linear or llama3): attnbench's RoPE has no scaling");
   }
   if (a.head_dim * a.n_head != a.d_model) {
-    refuse("head_dim = " + std::to_string(a.head_dim) + " is not hidden_size / num_attention_heads");
+    refuse("head_dim = " + std::to_string(a.head_dim) +
+           " is not hidden_size / num_attention_heads");
   }
 }
 

@@ -60,7 +60,8 @@ train::TrainOptions quiet() {
 
 }  // namespace
 
-CATCH_TEST_CASE("a fresh run continuing a pretrained model starts from its weights and a resumed one from its checkpoint") {
+CATCH_TEST_CASE("a fresh run continuing a pretrained model starts from its weights and a "
+                "resumed one from its checkpoint") {
   test::ScratchDir dir;
   write_shards(dir.path());
   const config::RunConfig cfg = continuing_config(dir.path(), 4);
@@ -106,7 +107,8 @@ void write_manifest(const fs::path& dir, const std::string& name, const std::str
   std::ofstream(dir / "manifest.json") << m.dump();
 }
 
-CATCH_TEST_CASE("shards whose manifest records another tokenizer than the run reads text with are refused") {
+CATCH_TEST_CASE("shards whose manifest records another tokenizer than the run reads text with "
+                "are refused") {
   using Catch::Matchers::Contains;
   test::ScratchDir dir;
   write_shards(dir.path());

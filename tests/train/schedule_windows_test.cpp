@@ -181,7 +181,8 @@ CATCH_TEST_CASE("weight decay groups of a real lazy model: exactly its projectio
   CATCH_CHECK(static_cast<int64_t>(opt->param_groups()[0].params().size()) == expected);
 }
 
-CATCH_TEST_CASE("with train.attention_lr_scale the variant's own parameters form two groups at the scaled rate") {
+CATCH_TEST_CASE("with train.attention_lr_scale the variant's own parameters form two groups at "
+                "the scaled rate") {
   const std::string toml =
       "[model]\npreset = \"tiny\"\nvocab_size = 64\n[attention]\nvariant = \"lazy\"\n"
       "output_gate = \"elementwise\"\n[data]\nfixed_token_id = 0\n[train]\nlr = 1e-3\n";

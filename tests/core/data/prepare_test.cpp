@@ -178,7 +178,8 @@ CATCH_TEST_CASE("data prepare: shards are end-of-text + encoding of every docume
   CATCH_CHECK(m["splits"]["val"]["tokens"] == val.size());
 }
 
-CATCH_TEST_CASE("data prepare: a model folder's tokenizer.json encodes every document after its BOS and the manifest names it",
+CATCH_TEST_CASE("data prepare: a model folder's tokenizer.json encodes every document after its "
+                "BOS and the manifest names it",
                 "[prepare]") {
   const fs::path folder =
       fs::path(ATTNBENCH_SOURCE_DIR) / "tests" / "fixtures" / "hf" / "llama_sharded";
@@ -217,7 +218,8 @@ CATCH_TEST_CASE("data prepare: a model folder's tokenizer.json encodes every doc
   std::ifstream(s.dir / "out/manifest.json") >> m;
   CATCH_CHECK(m["tokenizer"]["name"] == "llama_sharded");
   CATCH_CHECK(m["tokenizer"]["vocab_size"] == tok.vocab_size());
-  CATCH_CHECK(m["tokenizer"]["files"][0]["sha256"] == attnbench::sha256_file(folder / "tokenizer.json"));
+  CATCH_CHECK(m["tokenizer"]["files"][0]["sha256"] ==
+              attnbench::sha256_file(folder / "tokenizer.json"));
   CATCH_CHECK(m["document_start"] == *tok.bos_id());
   CATCH_CHECK(m["version"] == 1);
   CATCH_CHECK(m["token_dtype"] == "uint16");

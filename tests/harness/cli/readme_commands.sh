@@ -209,7 +209,8 @@ EOF
 id=$(sqlite3 -readonly "$db" "SELECT id FROM runs r JOIN sweep_runs s ON s.run = r.id
       WHERE s.sweep = 'quickstart' AND r.status = 'finished' LIMIT 1")
 mkdir -p "$root/models" && ln -s "$src/tests/fixtures/hf/llama_gqa" "$root/models/gpt2"
-ln -s "$src/tests/fixtures/hf/llama_sharded" "$root/models/tinyllama"  # a Llama without RoPE scaling
+# a Llama without RoPE scaling, which can be continued (docs/pretrained.md)
+ln -s "$src/tests/fixtures/hf/llama_sharded" "$root/models/tinyllama"
 # `data prepare` with its default 1M validation tokens needs more of the Wikipedia sample: 700
 # documents, about 1.9M tokens.
 (ATTNBENCH_DATA=$full_data make_small_data "$tmp/docs_data" 700)
@@ -231,7 +232,8 @@ while IFS=$'\t' read -r where why cmd; do
     "attnbench eval "*) run="$(sed -E 's/ --limit [0-9]+//' <<< "$run") --limit 2" ;;
     # the tiny budget, less the preset (a model continued from a folder keeps its shape), at the
     # 128 positions the folder reads and the first items of PIQA need
-    "attnbench train "*) run="$run ${tiny_train#--set model.preset=tiny } --set model.context_length=128" ;;
+    "attnbench train "*)
+      run="$run ${tiny_train#--set model.preset=tiny } --set model.context_length=128" ;;
   esac
   rc=0 log=$tmp/docs_out/${where//[\/:.]/_} start=$SECONDS  # docs/tokenizer.md:66 -> docs_tokenizer_md_66
   (cd "$root" && ATTNBENCH_DATA=$tmp/docs_data bash -c "$run") < /dev/null > "$log" 2>&1 || rc=$?

@@ -70,7 +70,8 @@ double worst_relative_error(model::DecoderLMImpl& m, const std::string& fixture)
 
 }  // namespace
 
-CATCH_TEST_CASE("a decoder started from a Llama-family folder computes transformers' logits with every variant that starts as softmax") {
+CATCH_TEST_CASE("a decoder started from a Llama-family folder computes transformers' logits "
+                "with every variant that starts as softmax") {
   const std::vector<std::string> starts = {
       "variant = \"softmax\"",
       "variant = \"rope_bias\"",
@@ -92,7 +93,8 @@ CATCH_TEST_CASE("a decoder started from a Llama-family folder computes transform
   }
 }
 
-CATCH_TEST_CASE("the variant's own parameters are what make the start exact: a lazy decoder at tau_init -1 computes other logits") {
+CATCH_TEST_CASE("the variant's own parameters are what make the start exact: a lazy decoder at "
+                "tau_init -1 computes other logits") {
   config::RunConfig cfg = resolved("llama_sharded", "variant = \"lazy\"\ntau_init = 0.0");
   cfg.attention.params["tau_init"] = -1.0;  // past the resolver's check, as a mutant would be
   model::DecoderLM m(cfg);
@@ -127,7 +129,8 @@ CATCH_TEST_CASE("what cannot start as the pretrained model is refused naming the
                           Contains("x.toml:2") && Contains("is not a Hugging Face model folder"));
 }
 
-CATCH_TEST_CASE("the folder sets the shape and the RoPE base and the BOS policy and the run id covers the folder") {
+CATCH_TEST_CASE("the folder sets the shape and the RoPE base and the BOS policy and the run id "
+                "covers the folder") {
   const config::RunConfig cfg = resolved("llama_sharded", "variant = \"softmax\"");
   CATCH_CHECK(cfg.model.n_layer == 2);
   CATCH_CHECK(cfg.model.d_model == 32);
