@@ -11,6 +11,7 @@
 #include "core/common/error.h"
 #include "core/config/attention_schema.h"
 #include "harness/cli/command.h"
+#include "variants/registry.h"
 
 namespace attnbench::cli::cmd_variants {
 namespace {
@@ -29,6 +30,18 @@ std::string condition_text(const config::ParamSpec& p) {
   return s;
 }
 
+// Whether the variant can continue a pretrained model (model.init_from, docs/pretrained.md): at its
+// defaults, or why not (its registration's pretrained_start).
+std::string pretrained_text(const config::VariantSchema& s) {
+  const variants::VariantRegistration& r = variants::find_variant(s.name);
+  if (!r.pretrained_start) return "no: it computes other than softmax attention from the start";
+  config::AttentionConfig a;
+  a.variant = s.name;
+  a.params = config::resolve_params(s.name, {});
+  const std::string why = r.pretrained_start(a);
+  return why.empty() ? "yes, at its defaults" : "not at its defaults: " + why;
+}
+
 nlohmann::ordered_json to_json(const config::VariantSchema& s) {
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   for (auto& p : s.params) {
@@ -43,7 +56,11 @@ nlohmann::ordered_json to_json(const config::VariantSchema& s) {
                       {"doc", p.doc},
                       {"applies_if", applies}});
   }
-  return {{"name", s.name}, {"description", s.description}, {"kernels", s.kernels}, {"parameters", params}};
+  return {{"name", s.name},
+          {"description", s.description},
+          {"kernels", s.kernels},
+          {"continues_pretrained", pretrained_text(s)},
+          {"parameters", params}};
 }
 
 // Every variant runs on the eager reference; `kernels` names the fused kernels that also serve it
@@ -107,6 +124,7 @@ void print_variant(const config::VariantSchema& s, bool details) {
     return;
   }
   fmt::print("{}\n{}{}", s.name, wrapped("  ", s.description, 2), wrapped("  backends:", backends_text(s), 4));
+  fmt::print("{}", wrapped("  continues a pretrained model:", pretrained_text(s), 4));
   print_parameters(s);
 }
 

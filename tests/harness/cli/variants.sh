@@ -39,6 +39,7 @@ assert {"alibi", "elastic", "lazy", "rope_bias", "sigmoid", "softmax"} <= set(va
 for v in variants.values():
     assert v["description"], v["name"]
     assert isinstance(v["kernels"], str), v["name"]
+    assert v["continues_pretrained"], v["name"]
     for p in v["parameters"]:
         assert set(p) == {"name", "type", "default", "allowed", "min", "max", "doc", "applies_if"}, p
 # The listing's backends line of each variant (the line after its description) says what the
@@ -53,7 +54,8 @@ for name, v in variants.items():
     text = [listing[at][len("  backends: "):]]
     first_param = "    " + v["parameters"][0]["name"] + " " if v["parameters"] else None
     while at + 1 < len(listing) and listing[at + 1].startswith("    ") and not (
-            first_param and listing[at + 1].startswith(first_param)):
+            first_param and listing[at + 1].startswith(first_param)) and not listing[
+            at + 1].startswith("  continues a pretrained model:"):
         at += 1
         text.append(listing[at].strip())
     want = "eager + " + v["kernels"] if v["kernels"] else "eager only"
@@ -70,6 +72,13 @@ assert lazy["bias_window"]["type"] == "int" and lazy["bias_window"]["default"] =
 assert lazy["bias_window"]["min"] == 1 and lazy["bias_window"]["max"] is None
 assert lazy["tau_scale"]["applies_if"] == {"normalizer": ["elastic"], "tau_form": ["per_token"]}
 assert lazy["rope_theta"]["default"] == 10000.0
+# Whether each can continue a pretrained model (docs/pretrained.md): what its registration says.
+assert variants["softmax"]["continues_pretrained"] == "yes, at its defaults"
+assert variants["lazy"]["continues_pretrained"].startswith(
+    "not at its defaults: attention.tau_init = -1"), variants["lazy"]["continues_pretrained"]
+assert variants["softpick"]["continues_pretrained"].startswith("no:")
+assert any(line.startswith("  continues a pretrained model: not at its defaults: attention.tau_init")
+           for line in listing[listing.index("lazy"):]), "lazy's listing lacks its pretrained start"
 softmax = {p["name"]: p for p in variants["softmax"]["parameters"]}
 assert softmax["position"]["default"] == "rope" and softmax["normalizer"]["default"] == "softmax"
 alibi = {p["name"]: p for p in variants["alibi"]["parameters"]}
