@@ -15,4 +15,9 @@ bool is_hf_model_folder(const std::filesystem::path& dir) {
   return j.is_object() && j.contains("model_type");
 }
 
+std::string model_folder_name(const std::filesystem::path& dir) {
+  const std::filesystem::path folder = std::filesystem::absolute(dir).lexically_normal();
+  return (folder.filename().empty() ? folder.parent_path() : folder).filename().string();
+}
+
 }  // namespace attnbench::data

@@ -4,9 +4,13 @@
 // paths are checked where sweep files are parsed (and fuzzed).
 #pragma once
 #include <filesystem>
+#include <string>
 
 namespace attnbench::data {
 
 bool is_hf_model_folder(const std::filesystem::path& dir);
+
+// The model's name: its folder's ("models/gpt2/" and "models/gpt2" are both "gpt2").
+std::string model_folder_name(const std::filesystem::path& dir);
 
 }  // namespace attnbench::data

@@ -1,6 +1,7 @@
 #include "core/data/prepare_tokenizer.h"
 
 #include "core/common/error.h"
+#include "core/data/hf_model_folder.h"
 
 namespace attnbench::data {
 
@@ -11,9 +12,7 @@ PrepareTokenizer PrepareTokenizer::load(const fs::path& dir) {
   if (fs::exists(dir / "tokenizer.json")) {
     t.hf_.emplace(HFTokenizer::load(dir));
     t.document_start_ = t.hf_->prefix_id();
-    const fs::path folder = fs::absolute(dir).lexically_normal();
-    t.name_ = folder.filename().empty() ? folder.parent_path().filename().string()
-                                        : folder.filename().string();
+    t.name_ = model_folder_name(dir);
     t.files_ = {dir / "tokenizer.json"};
     const fs::path config = dir / "tokenizer_config.json";
     if (fs::exists(config)) t.files_.push_back(config);

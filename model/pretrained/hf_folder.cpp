@@ -5,6 +5,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/data/hf_model_folder.h"
 #include "core/data/safetensors.h"
 #include "model/device.h"
 
@@ -134,8 +135,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_s
   PretrainedModel out;
   out.dir = dir;
   out.config_json = cfg.canonical();
-  out.name = fs::absolute(dir).lexically_normal().filename().string();
-  if (out.name.empty()) out.name = fs::absolute(dir).lexically_normal().parent_path().filename().string();
+  out.name = data::model_folder_name(dir);
   out.model = PretrainedLM(a);
   FolderWeights weights(files);
   architecture(a.model_type, "").load(*out.model, weights);
