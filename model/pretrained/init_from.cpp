@@ -36,6 +36,20 @@ void check_representable(const ArchitectureConfig& a, const std::string& file) {
   }
 }
 
+// The run's model as the folder's config.json gives it: every [model] key but the run's own
+// context_length and init_std.
+void set_shape(config::ModelConfig& m, const ArchitectureConfig& a) {
+  m.preset = "pretrained";
+  m.n_layer = a.n_layer;
+  m.d_model = a.d_model;
+  m.n_head = a.n_head;
+  m.n_kv_head = a.n_kv_head == a.n_head ? 0 : a.n_kv_head;  // the one spelling of "no grouping"
+  m.d_ffn = a.d_ffn;
+  m.vocab_size = a.vocab_size;
+  m.tie_embeddings = a.tied;
+  m.norm_eps = a.norm_eps;
+}
+
 // The registered resolver (core/config/run_config.h).
 void resolve_init_from(config::RunConfig& cfg) {
   const fs::path dir = cfg.model.init_from;
@@ -51,15 +65,7 @@ void resolve_init_from(config::RunConfig& cfg) {
                      " is longer than the model's max_position_embeddings = " +
                      std::to_string(a.context_length));
   }
-  m.preset = "pretrained";
-  m.n_layer = a.n_layer;
-  m.d_model = a.d_model;
-  m.n_head = a.n_head;
-  m.n_kv_head = a.n_kv_head == a.n_head ? 0 : a.n_kv_head;  // the one spelling of "no grouping"
-  m.d_ffn = a.d_ffn;
-  m.vocab_size = a.vocab_size;
-  m.tie_embeddings = a.tied;
-  m.norm_eps = a.norm_eps;
+  set_shape(m, a);
 
   const variants::VariantRegistration& variant = variants::find_variant(cfg.attention.variant);
   const std::string why_not = variant.pretrained_start
@@ -89,14 +95,13 @@ void copy_rows(torch::Tensor dst, const torch::Tensor& src) {
 std::string load_init_from(DecoderLMImpl& model, const config::RunConfig& cfg) {
   (void)registered;
   const pretrained::PretrainedModel source = pretrained::load_pretrained(cfg.model.init_from);
-  const ArchitectureConfig& a = source.model->config();
-  const config::ModelConfig& m = cfg.model;
-  if (a.n_layer != m.n_layer || a.d_model != m.d_model || a.n_head != m.n_head ||
-      a.n_kv_head != m.kv_heads() || a.d_ffn != m.d_ffn || a.vocab_size != m.vocab_size ||
-      a.tied != m.tie_embeddings) {
+  config::RunConfig folder = cfg;
+  set_shape(folder.model, source.model->config());
+  if (config::canonical_json(folder) != config::canonical_json(cfg)) {
     throw UsageError(cfg.model.init_from + "/config.json changed since the run's config was "
                      "resolved: its model is not the shape the run records");
   }
+  const config::ModelConfig& m = cfg.model;
   const pretrained::PretrainedLMImpl& p = *source.model;
   torch::NoGradGuard no_grad;
   copy_rows(model.embedding->weight, p.wte);
