@@ -70,12 +70,11 @@ void check_shard_tokenizer(const std::string& key, const std::string& spec,
                    "continue that model (model.init_from)"));
 }
 
+// `init_from_sha256`: the SHA-256 of model.init_from's tokenizer.json ("" without one), which the
+// shards' manifests must name.
 std::vector<data::ShardReader> open_shards(const std::string& key, const std::string& spec,
-                                           const config::RunConfig& cfg) {
-  const std::string init_from_sha256 =
-      cfg.model.init_from.empty()
-          ? ""
-          : sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
+                                           const config::RunConfig& cfg,
+                                           const std::string& init_from_sha256) {
   std::vector<data::ShardReader> shards;
   const int64_t window = cfg.model.context_length + 1;
   for (const auto& path : data::resolve_shards(spec)) {
@@ -162,9 +161,13 @@ TrainingData preflight(const config::RunConfig& cfg) {
     throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
                      "them or a glob), e.g. made by `attnbench data prepare`");
   }
+  const std::string init_from_sha256 =  // read once for both splits
+      cfg.model.init_from.empty()
+          ? ""
+          : sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
   TrainingData d;
-  d.train = open_shards("data.train", cfg.data.train, cfg);
-  if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, cfg);
+  d.train = open_shards("data.train", cfg.data.train, cfg, init_from_sha256);
+  if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, cfg, init_from_sha256);
   return d;
 }
 
