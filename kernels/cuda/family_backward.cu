@@ -58,9 +58,10 @@ __global__ void __launch_bounds__(kThreads) family_backward_rows_kernel(const Ba
   const int lane = threadIdx.x % 32;
   const E* dout = static_cast<const E*>(a.in.dout) + row * D;
   const E* out = static_cast<const E*>(a.in.out) + row * D;
-  // Renormalising, c_i = dO_i . o_i cancels against dO_i . N_i / n_i in dt_i and against g_ij in
-  // dA_ij, amplified by u_i = 1 / r_i: o in fp32 halves the 16-bit error of dtau (the output's own
-  // rounding, 2^-9 in bf16, is otherwise the largest term left).
+  // A 16-bit forward saved o in fp32 too (family_cuda.cpp): delta_i = dO_i . o_i enters every dS_ij
+  // of the row, and the output's rounding (2^-9 in bf16) is otherwise the largest term of dq's and
+  // dk's error. Renormalising, c_i = dO_i . o_i also cancels against dO_i . N_i / n_i in dt_i and
+  // against g_ij in dA_ij, amplified by u_i = 1 / r_i: o in fp32 halves the 16-bit error of dtau.
   const float* out_f32 = a.in.out_f32 ? a.in.out_f32 + row * D : nullptr;
   float dot_out = 0.f, dot_kept = 0.f;
   for (int d = lane; d < D; d += 32) {

@@ -37,7 +37,7 @@ struct ForwardResults {
   float* rowsum = nullptr;
   float* kept_v_sum = nullptr;
   float* kept_count = nullptr;
-  float* out_f32 = nullptr;  // renormalising: o [B, H, T, D] in fp32 too, for the backward's c_i
+  float* out_f32 = nullptr;  // 16-bit: o [B, H, T, D] in fp32 too, for the backward's delta_i, c_i
 };
 
 // The backward's inputs beyond the problem: the forward's results and dl/do.
@@ -48,7 +48,7 @@ struct BackwardInputs {
   const float* rowsum = nullptr;
   const float* kept_v_sum = nullptr;
   const float* kept_count = nullptr;
-  const float* out_f32 = nullptr;  // the forward's out_f32, or null: c_i from `out`
+  const float* out_f32 = nullptr;  // the forward's out_f32, or null: delta_i, c_i from `out`
 };
 
 // dq: fp32 [B, H, T, D], zeroed by the caller (CTAs add into it); dk, dv [B, H, T, D] of `element`;

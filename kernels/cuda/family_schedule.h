@@ -5,7 +5,8 @@
 // skips, the per-tile accumulation of the distance-bias gradient along diagonals, a backward
 // without a third sweep) are checked before a GPU runs them. Every element goes through
 // kernels/cuda/family_math.cuh, the functions the .cu files share; only the loops are the
-// emulation's own, and each loop nest names the GPU work it stands for.
+// emulation's own, and each loop nest names the GPU work it stands for. With 16-bit operands
+// (TileSchedule::operands) it rounds what the kernels round before their tensor-core products.
 //
 // The schedule (Br = block_q query rows, Bc = block_k key columns per tile):
 //   forward   one CTA per (b, h, query tile [i0, i0 + mq)). It visits key tiles 0 .. kt_end - 1,
@@ -30,6 +31,7 @@
 //             gradient [H, W] and the ALiBi slope gradient from the distance vectors summed over b.
 #pragma once
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -39,12 +41,35 @@ namespace attnbench::kernels::gpu {
 
 enum class KeyOrder { Ascending, Descending };
 
+// The element type of the tensor-core products' operands: the inputs' dtype on the GPU.
+enum class Operands { Float, BFloat16, Half };
+
 struct TileSchedule {
   int64_t block_q = 64;                       // Br: query rows per tile
   int64_t block_k = 64;                       // Bc: key columns per tile
   KeyOrder key_order = KeyOrder::Descending;  // the forward's order of key tiles
   bool skip_dead_tiles = true;                // Elastic: skip the work a dead tile does not need
+  // 16-bit operands: the kernels round the weights before A V and (A u)^T dO, and dS before dS^T Q
+  // and dS K, to them; every sum stays in fp32. Float: nothing is rounded (3xTF32 products).
+  Operands operands = Operands::Float;
+  // Whether delta_i = dO_i . o_i reads o rounded to the operands, as FlashAttention-2's backward
+  // does. The kernels read the fp32 o their 16-bit forward also saves (family_cuda.cpp).
+  bool delta_from_rounded_output = false;
 };
+
+// x rounded to nearest, ties to even, in `e`: bfloat16 keeps 8 significant bits, float16 11 and
+// steps by 2^-24 below its least normal 2^-14. Overflow is not modelled (float16's 65504 lies far
+// above any weight or dS of the tests).
+template <typename T>
+T round_to(T x, Operands e) {
+  if (e == Operands::Float || x == T(0) || !std::isfinite(x)) return x;
+  const int bits = e == Operands::BFloat16 ? 8 : 11;
+  int exp = 0;
+  std::frexp(static_cast<double>(x), &exp);            // |x| = f 2^exp, f in [0.5, 1)
+  if (e == Operands::Half) exp = std::max(exp, -13);   // subnormals: the step of [2^-14, 2^-13)
+  const double step = std::ldexp(1.0, exp - bits);
+  return static_cast<T>(std::nearbyint(static_cast<double>(x) / step) * step);
+}
 
 inline int64_t tile_count(int64_t n, int64_t block) { return (n + block - 1) / block; }
 
@@ -241,17 +266,19 @@ void forward_sweep1_lse(const FamilyInputs<T>& in, const TileSchedule& sched,
 }
 
 // Sweep 2 on one live key tile [j0, j0 + nk) (S in w.s, leading dimension ld): p = exp(s - lse),
-// a, O += A V, rowsum += sum_j a and, for Elastic, N += M V, n += sum_j M.
+// a, O += A V, rowsum += sum_j a and, for Elastic, N += M V, n += sum_j M. The rowsum sums the
+// weights as A V uses them, rounded to the operands (family_forward.cu: o_i an exact average).
 template <typename T>
-void forward_sweep2_tile(const FamilyInputs<T>& in, const QueryTileCta& cta, int64_t j0,
-                         int64_t nk, int64_t ld, ForwardWorkspace<T>& w, const SavedRows<T>& rows) {
+void forward_sweep2_tile(const FamilyInputs<T>& in, const TileSchedule& sched,
+                         const QueryTileCta& cta, int64_t j0, int64_t nk, int64_t ld,
+                         ForwardWorkspace<T>& w, const SavedRows<T>& rows) {
   const int64_t D = in.D;
   const T* v = in.v + cta.bh * in.T_len * D;
   for (int64_t r = 0; r < cta.mq; ++r) {
     const int64_t len = visible_in_tile(cta.i0 + r, j0, nk);  // the causal mask
     for (int64_t c = 0; c < len; ++c) {
       const T p = softmax_prob(w.s[r * ld + c], rows.lse[r]);
-      const T a = in.elastic ? elastic_weight(p, w.t[r]) : p;
+      const T a = round_to(in.elastic ? elastic_weight(p, w.t[r]) : p, sched.operands);
       const T* vj = v + (j0 + c) * D;
       for (int64_t d = 0; d < D; ++d) w.acc[r * D + d] += a * vj[d];
       rows.rowsum[r] += a;
@@ -295,7 +322,7 @@ void forward_sweep2_output(const FamilyInputs<T>& in, const TileSchedule& sched,
       ++f.sweep2.dead;
       if (sched.skip_dead_tiles) continue;  // no V load, no A V
     }
-    forward_sweep2_tile(in, cta, j0, nk, Bc, w, rows);
+    forward_sweep2_tile(in, sched, cta, j0, nk, Bc, w, rows);
   }
   forward_store_output(in, cta, w, rows.rowsum, f);
 }
@@ -347,9 +374,13 @@ struct BackwardWorkspace {
 // Preprocessing of one row: delta_i, dt_i (into g.dthresh) and the renormalisation terms.
 template <typename T>
 void backward_preprocess_row(const FamilyInputs<T>& in, const ForwardSaved<T>& f, const T* dout,
-                             int64_t bh, int64_t i, BackwardRows<T>& rows, FamilyGradients<T>& g) {
+                             const TileSchedule& sched, int64_t bh, int64_t i,
+                             BackwardRows<T>& rows, FamilyGradients<T>& g) {
   const int64_t D = in.D, row = bh * in.T_len + i;
-  const T dout_dot_out = dot(dout + row * D, f.out.data() + row * D, D);
+  const Operands o_type = sched.delta_from_rounded_output ? sched.operands : Operands::Float;
+  T dout_dot_out = T(0);
+  for (int64_t d = 0; d < D; ++d)
+    dout_dot_out += dout[row * D + d] * round_to(f.out[row * D + d], o_type);
   rows.c_off[row] = renorm_offset(dout_dot_out, in.renormalize);
   rows.u[row] = renorm_factor(f.rowsum[row], in.renormalize);
   RowGrad<T> rg = softmax_row_grad(dout_dot_out, in.renormalize);
@@ -365,13 +396,15 @@ void backward_preprocess_row(const FamilyInputs<T>& in, const ForwardSaved<T>& f
 // Preprocessing: per row, no sweep over keys.
 template <typename T>
 BackwardRows<T> backward_preprocess(const FamilyInputs<T>& in, const ForwardSaved<T>& f,
-                                    const T* dout, FamilyGradients<T>& g) {
+                                    const T* dout, const TileSchedule& sched,
+                                    FamilyGradients<T>& g) {
   const int64_t n = in.B * in.H * in.T_len;
   BackwardRows<T> rows{std::vector<T>(n), std::vector<T>(n), std::vector<T>(n),
                        std::vector<T>(n, T(0))};
   g.dthresh.assign(n, T(0));
   for (int64_t bh = 0; bh < in.B * in.H; ++bh)
-    for (int64_t i = 0; i < in.T_len; ++i) backward_preprocess_row(in, f, dout, bh, i, rows, g);
+    for (int64_t i = 0; i < in.T_len; ++i)
+      backward_preprocess_row(in, f, dout, sched, bh, i, rows, g);
   return rows;
 }
 
@@ -413,15 +446,18 @@ void backward_score_grads(const BackwardArgs<T>& args, const KeyTileCta& kc, int
       const bool keep = !args.in.elastic || elastic_keep(p, br.t[row]);
       const T dA = skip ? T(0) : weight_grad(w.gt[r * Bc + c], br.c_off[row], br.u[row]);
       const T ds = score_grad(p, keep, dA, br.delta[row]);
+      const Operands ops = args.sched.operands;
       if (!skip) {  // dV += (A u)^T dO
-        const T a_u = (args.in.elastic ? elastic_weight(p, br.t[row]) : p) * br.u[row];
+        const T a_u = round_to((args.in.elastic ? elastic_weight(p, br.t[row]) : p) * br.u[row],
+                               ops);
         for (int64_t d = 0; d < D; ++d) w.dv_acc[c * D + d] += a_u * dO[i * D + d];
       }
+      const T ds_operand = round_to(ds, ops);
       for (int64_t d = 0; d < D; ++d) {
-        w.dk_acc[c * D + d] += ds * q[i * D + d];
-        g.dq[kc.off + i * D + d] += ds * args.scale * k[j * D + d];  // atomic add on the GPU
+        w.dk_acc[c * D + d] += ds_operand * q[i * D + d];
+        g.dq[kc.off + i * D + d] += ds_operand * args.scale * k[j * D + d];  // atomic on the GPU
       }
-      w.diag[(i - j) - d_min] += ds;
+      w.diag[(i - j) - d_min] += ds;  // the fp32 dS (family_backward.cu, score_grads)
     }
   }
 }
@@ -530,7 +566,7 @@ FamilyGradients<T> emulate_backward(const FamilyInputs<T>& in, const ForwardSave
   g.dk.assign(B * H * T_len * D, T(0));
   g.dv.assign(B * H * T_len * D, T(0));
 
-  const BackwardRows<T> rows = backward_preprocess(in, f, dout, g);
+  const BackwardRows<T> rows = backward_preprocess(in, f, dout, sched, g);
 
   // Main: one CTA per (b, h, key tile).
   const T scale = T(1) / static_cast<T>(::sqrt(static_cast<double>(D)));

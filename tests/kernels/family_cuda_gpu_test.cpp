@@ -322,7 +322,7 @@ SavedRows kernel_rows(const Draw& d, torch::ScalarType dtype) {
                                                                        : nullptr,
                                 rows.data_ptr<float>()};
   CATCH_REQUIRE(gpu::family_backward_cuda(p, in, br, stream) == "");
-  if (out_f32.defined()) s.out = out_f32;  // what the backward's c_i reads
+  if (out_f32.defined()) s.out = out_f32;  // what the backward reads for delta_i and c_i
   for (auto* t : {&s.lse, &s.rowsum, &s.kept_count, &s.kept_v_sum, &s.out, &s.dt})
     *t = t->to(torch::kFloat64);
   return s;
