@@ -1,6 +1,7 @@
 #include "train/preflight.h"
 
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -27,25 +28,48 @@ data::ShardReader open_shard(const std::string& key, const std::string& spec,
   }
 }
 
+// What the shards' tokens are checked against: the tokenizer the run reads text with, and the
+// manifests that record which tokenizer made them, each folder's parsed once for both splits.
+struct TokenizerCheck {
+  const config::RunConfig& cfg;
+  std::string init_from_sha256;  // model.init_from's tokenizer.json ("" without init_from)
+  std::map<std::filesystem::path, std::optional<nlohmann::json>> manifests;  // by folder
+
+  // The folder's manifest.json, or nothing where it has none (llm.c's own shards).
+  const std::optional<nlohmann::json>& manifest_of(const std::filesystem::path& folder) {
+    const auto [it, fresh] = manifests.try_emplace(folder);
+    const std::filesystem::path file = folder / "manifest.json";
+    if (fresh && std::filesystem::is_regular_file(file)) {
+      try {
+        std::ifstream in(file);
+        it->second = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::exception& e) {
+        throw UsageError(file.string() + ": not a data prepare manifest (" + e.what() + ")");
+      }
+    }
+    return it->second;
+  }
+};
+
 // The tokenizer a shard's tokens come from, where `data prepare`'s manifest.json beside it lists
 // the shard (docs/data.md, "manifest.json"): its name and the sha256 of its first file.
 struct RecordedTokenizer {
   std::string name, sha256;
 };
-std::optional<RecordedTokenizer> recorded_tokenizer(const std::filesystem::path& shard) {
-  const std::filesystem::path manifest = shard.parent_path() / "manifest.json";
-  if (!std::filesystem::is_regular_file(manifest)) return std::nullopt;
+std::optional<RecordedTokenizer> recorded_tokenizer(const std::filesystem::path& shard,
+                                                    TokenizerCheck& check) {
+  const std::optional<nlohmann::json>& m = check.manifest_of(shard.parent_path());
+  if (!m) return std::nullopt;
   try {
-    std::ifstream in(manifest);
-    const nlohmann::json m = nlohmann::json::parse(in);
-    for (const auto& listed : m.at("shards")) {
+    for (const auto& listed : m->at("shards")) {
       if (listed.at("file") != shard.filename().string()) continue;
-      const nlohmann::json& t = m.at("tokenizer");
+      const nlohmann::json& t = m->at("tokenizer");
       return RecordedTokenizer{t.at("name"), t.at("files").at(0).at("sha256")};
     }
     return std::nullopt;
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(manifest.string() + ": not a data prepare manifest (" + e.what() + ")");
+    throw UsageError((shard.parent_path() / "manifest.json").string() +
+                     ": not a data prepare manifest (" + e.what() + ")");
   }
 }
 
@@ -53,12 +77,12 @@ std::optional<RecordedTokenizer> recorded_tokenizer(const std::filesystem::path&
 // model.init_from's tokenizer.json, else GPT-2's, and shards another tokenizer made would train it
 // on ids that mean other text. Shards without a manifest (llm.c's own) cannot be checked.
 void check_shard_tokenizer(const std::string& key, const std::string& spec,
-                           const std::filesystem::path& path, const config::RunConfig& cfg,
-                           const std::string& init_from_sha256) {
-  const std::optional<RecordedTokenizer> recorded = recorded_tokenizer(path);
+                           const std::filesystem::path& path, TokenizerCheck& check) {
+  const std::optional<RecordedTokenizer> recorded = recorded_tokenizer(path, check);
   if (!recorded) return;
+  const config::RunConfig& cfg = check.cfg;
   const bool continuing = !cfg.model.init_from.empty();
-  if (continuing ? recorded->sha256 == init_from_sha256 : recorded->name == "gpt2") return;
+  if (continuing ? recorded->sha256 == check.init_from_sha256 : recorded->name == "gpt2") return;
   throw UsageError(fmt::format(
       "{}: its manifest.json records tokens of the tokenizer \"{}\", not {} ({} = \"{}\"); "
       "prepare the data {}",
@@ -70,16 +94,14 @@ void check_shard_tokenizer(const std::string& key, const std::string& spec,
                    "continue that model (model.init_from)"));
 }
 
-// `init_from_sha256`: the SHA-256 of model.init_from's tokenizer.json ("" without one), which the
-// shards' manifests must name.
 std::vector<data::ShardReader> open_shards(const std::string& key, const std::string& spec,
-                                           const config::RunConfig& cfg,
-                                           const std::string& init_from_sha256) {
+                                           TokenizerCheck& check) {
+  const config::RunConfig& cfg = check.cfg;
   std::vector<data::ShardReader> shards;
   const int64_t window = cfg.model.context_length + 1;
   for (const auto& path : data::resolve_shards(spec)) {
     data::ShardReader shard = open_shard(key, spec, path);
-    check_shard_tokenizer(key, spec, path, cfg, init_from_sha256);
+    check_shard_tokenizer(key, spec, path, check);
     if (shard.size() < window) {
       throw UsageError(path.string() + ": " + std::to_string(shard.size()) +
                        " tokens, fewer than one window of model.context_length + 1 = " +
@@ -161,13 +183,14 @@ TrainingData preflight(const config::RunConfig& cfg) {
     throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
                      "them or a glob), e.g. made by `attnbench data prepare`");
   }
-  const std::string init_from_sha256 =  // read once for both splits
-      cfg.model.init_from.empty()
-          ? ""
-          : sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
+  TokenizerCheck check{cfg, "", {}};  // one for both splits
+  if (!cfg.model.init_from.empty()) {
+    check.init_from_sha256 =
+        sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
+  }
   TrainingData d;
-  d.train = open_shards("data.train", cfg.data.train, cfg, init_from_sha256);
-  if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, cfg, init_from_sha256);
+  d.train = open_shards("data.train", cfg.data.train, check);
+  if (!cfg.data.val.empty()) d.val = open_shards("data.val", cfg.data.val, check);
   return d;
 }
 

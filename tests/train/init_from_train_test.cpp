@@ -126,6 +126,14 @@ CATCH_TEST_CASE("shards whose manifest records another tokenizer than the run re
   CATCH_CHECK_THROWS_WITH(train::preflight(continuing),
                           Contains("\"gpt2\", not model.init_from's tokenizer.json") &&
                               Contains("data prepare --tokenizer " + kFolder.string()));
+
+  // A manifest that is not one, or lists a shard without its tokenizer, is named.
+  std::ofstream(dir.path() / "manifest.json") << "{\"shards\": [";
+  CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
+                          Contains("manifest.json: not a data prepare manifest"));
+  std::ofstream(dir.path() / "manifest.json") << R"({"shards": [{"file": "train.bin"}]})";
+  CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
+                          Contains("manifest.json: not a data prepare manifest"));
 }
 
 }  // namespace init_from_train_test
