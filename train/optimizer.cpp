@@ -26,10 +26,10 @@ std::map<const c10::TensorImpl*, bool> variant_decisions(torch::nn::Module& mode
   }
   return out;
 }
-}  // namespace
 
-std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model) {
-  const auto by_variant = variant_decisions(model);
+// decay_plan, given the variant modules' decisions.
+std::vector<std::pair<std::string, bool>> plan_from(
+    torch::nn::Module& model, const std::map<const c10::TensorImpl*, bool>& by_variant) {
   std::vector<std::pair<std::string, bool>> plan;
   for (const auto& item : model.named_parameters()) {
     auto it = by_variant.find(item.value().unsafeGetTensorImpl());
@@ -37,6 +37,11 @@ std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model) {
                       it != by_variant.end() ? it->second : decays(item.key(), item.value()));
   }
   return plan;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, bool>> decay_plan(torch::nn::Module& model) {
+  return plan_from(model, variant_decisions(model));
 }
 
 namespace {
@@ -51,7 +56,7 @@ std::unique_ptr<torch::optim::AdamW> make_adamw(torch::nn::Module& model,
   const auto by_variant = variant_decisions(model);
   std::vector<torch::Tensor> decay, no_decay, attention_decay, attention_no_decay;
   const auto params = model.named_parameters();
-  const auto plan = decay_plan(model);
+  const auto plan = plan_from(model, by_variant);  // the variant modules walked once
   for (size_t i = 0; i < plan.size(); ++i) {
     const torch::Tensor& p = params[plan[i].first];
     const bool attention = separate && by_variant.count(p.unsafeGetTensorImpl()) > 0;
