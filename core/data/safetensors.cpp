@@ -45,10 +45,20 @@ constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference's MAX_HEADER
 constexpr size_t kMaxDims = 8;
 constexpr uint64_t kMaxSize = static_cast<uint64_t>(INT64_MAX);
 
-// Safetensors dtypes attnbench does not read: refused by name, not as unknown strings.
-const std::vector<std::string> kOtherDtypes = {
-    "BOOL", "U8",  "I8",      "I16",     "U16",     "I32", "U32",     "I64",    "U64",
-    "F64",  "C64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F4",  "F6_E2M3", "F6_E3M2"};
+// Every dtype the format knows, by its spelling (the packed ones have no SafetensorsDtype).
+const std::vector<std::pair<std::string, SafetensorsDtype>>& dtype_names() {
+  using D = SafetensorsDtype;
+  static const std::vector<std::pair<std::string, D>> names = {
+      {"F32", D::F32},   {"F16", D::F16},   {"BF16", D::BF16},         {"F64", D::F64},
+      {"C64", D::C64},   {"I64", D::I64},   {"U64", D::U64},           {"I32", D::I32},
+      {"U32", D::U32},   {"I16", D::I16},   {"U16", D::U16},           {"I8", D::I8},
+      {"U8", D::U8},     {"BOOL", D::BOOL}, {"F8_E5M2", D::F8_E5M2},   {"F8_E4M3", D::F8_E4M3},
+      {"F8_E8M0", D::F8_E8M0}};
+  return names;
+}
+
+// Packed sub-byte dtypes: refused by name, not as unknown strings.
+const std::vector<std::string> kPackedDtypes = {"F4", "F6_E2M3", "F6_E3M2"};
 
 [[noreturn]] void refuse(const fs::path& file, const std::string& what) {
   throw InputError({file.string()}, what);
@@ -126,7 +136,6 @@ bool as_count(const json& v, uint64_t& out) {
   return true;
 }
 
-size_t item_size(SafetensorsDtype dtype) { return dtype == SafetensorsDtype::F32 ? 4 : 2; }
 
 // One header entry, checked on its own; the offsets are relative to the data region.
 struct Entry {
@@ -148,14 +157,16 @@ struct TensorContext {
 SafetensorsDtype parse_dtype(const json& v, const TensorContext& at) {
   if (!v.is_string()) at.fail("dtype must be a string such as \"F32\", found " + describe(v));
   const auto& s = v.get_ref<const std::string&>();
-  if (s == "F32") return SafetensorsDtype::F32;
-  if (s == "F16") return SafetensorsDtype::F16;
-  if (s == "BF16") return SafetensorsDtype::BF16;
-  if (std::find(kOtherDtypes.begin(), kOtherDtypes.end(), s) != kOtherDtypes.end()) {
-    at.fail("dtype " + s + " is not read: only F32, F16 and BF16 weights are read");
+  std::vector<std::string> known;
+  for (const auto& [name, dtype] : dtype_names()) {
+    if (name == s) return dtype;
+    known.push_back(name);
   }
-  at.fail("unknown dtype " + cut_quoted(s) + did_you_mean(s, {"F32", "F16", "BF16"}) +
-          " (expected F32, F16 or BF16)");
+  if (std::find(kPackedDtypes.begin(), kPackedDtypes.end(), s) != kPackedDtypes.end()) {
+    at.fail("dtype " + s + " is not read: its items are packed below a byte");
+  }
+  at.fail("unknown dtype " + cut_quoted(s) + did_you_mean(s, known) +
+          " (expected F32, F16, BF16 or another of the format's dtypes)");
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
@@ -199,7 +210,8 @@ uint64_t byte_size(const std::vector<int64_t>& shape, SafetensorsDtype dtype,
     }
   }
   uint64_t bytes = 0;
-  if (__builtin_mul_overflow(empty ? 0 : nonzero, item_size(dtype), &bytes) || bytes > kMaxSize) {
+  if (__builtin_mul_overflow(empty ? 0 : nonzero, safetensors_item_size(dtype), &bytes) ||
+      bytes > kMaxSize) {
     at.fail("shape " + shape_text(shape) + " of " + safetensors_dtype_name(dtype) +
             " is over 2^63 - 1 bytes");
   }
@@ -392,12 +404,32 @@ float half_to_float(uint16_t h) {
 }  // namespace
 
 const char* safetensors_dtype_name(SafetensorsDtype dtype) {
-  switch (dtype) {
-    case SafetensorsDtype::F32: return "F32";
-    case SafetensorsDtype::F16: return "F16";
-    case SafetensorsDtype::BF16: return "BF16";
+  for (const auto& [name, d] : dtype_names()) {
+    if (d == dtype) return name.c_str();
   }
   return "?";
+}
+
+size_t safetensors_item_size(SafetensorsDtype dtype) {
+  using D = SafetensorsDtype;
+  switch (dtype) {
+    case D::F64: case D::C64: case D::I64: case D::U64: return 8;
+    case D::F32: case D::I32: case D::U32: return 4;
+    case D::F16: case D::BF16: case D::I16: case D::U16: return 2;
+    case D::I8:
+    case D::U8:
+    case D::BOOL:
+    case D::F8_E5M2:
+    case D::F8_E4M3:
+    case D::F8_E8M0:
+      return 1;
+  }
+  return 1;
+}
+
+bool is_weight_dtype(SafetensorsDtype dtype) {
+  return dtype == SafetensorsDtype::F32 || dtype == SafetensorsDtype::F16 ||
+         dtype == SafetensorsDtype::BF16;
 }
 
 void SafetensorsFile::release(const SafetensorsTensor& t) const {
@@ -436,8 +468,12 @@ const SafetensorsTensor* SafetensorsFile::find(std::string_view name) const {
 }
 
 void to_float32(const SafetensorsTensor& t, float* out) {
+  if (!is_weight_dtype(t.dtype)) {
+    throw std::invalid_argument("tensor " + t.name + ": dtype " + safetensors_dtype_name(t.dtype) +
+                                " is not read: only F32, F16 and BF16 weights are read");
+  }
   if (t.bytes == 0) return;  // data may be null
-  const size_t n = t.bytes / item_size(t.dtype);
+  const size_t n = t.bytes / safetensors_item_size(t.dtype);
   uint16_t h = 0;
   switch (t.dtype) {
     case SafetensorsDtype::F32: std::memcpy(out, t.data, n * 4); return;
@@ -452,6 +488,8 @@ void to_float32(const SafetensorsTensor& t, float* out) {
         std::memcpy(&h, t.data + 2 * i, 2);
         out[i] = half_to_float(h);
       }
+      return;
+    default:
       return;
   }
 }

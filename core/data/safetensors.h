@@ -16,10 +16,18 @@
 
 namespace attnbench::data {
 
-enum class SafetensorsDtype { F32, F16, BF16 };
+// The format's dtypes whose items are whole bytes. F32, F16 and BF16 are the weights attnbench reads
+// (to_float32); a file may hold the others too, e.g. the U8 causal masks and F32 scalars GPT-NeoX
+// checkpoints carry as buffers, and opens with them. The packed F4 and F6 types are refused.
+enum class SafetensorsDtype {
+  F32, F16, BF16, F64, C64, I64, U64, I32, U32, I16, U16, I8, U8, BOOL, F8_E5M2, F8_E4M3, F8_E8M0
+};
 
-// "F32", "F16" or "BF16", as the format spells them.
+// "F32", "F16", "BF16", ..., as the format spells them.
 const char* safetensors_dtype_name(SafetensorsDtype dtype);
+size_t safetensors_item_size(SafetensorsDtype dtype);  // bytes per element
+// F32, F16 or BF16: a dtype to_float32 reads.
+bool is_weight_dtype(SafetensorsDtype dtype);
 
 // One tensor of a SafetensorsFile: a view into its mapping, valid while the file object lives.
 // `data` holds `bytes` bytes, little-endian, C order; it is null when bytes == 0 (a shape with a
@@ -69,7 +77,8 @@ class SafetensorsFile {
 
 // Writes the tensor's t.bytes / item-size values as float to `out`, exactly: BF16 is the top half
 // of an F32; F16 follows IEEE 754 binary16 (subnormals, infinities, NaN payloads kept). Assumes a
-// little-endian host, as the file is.
+// little-endian host, as the file is. std::invalid_argument for a dtype that is not a weight's
+// (is_weight_dtype): callers check it first and name the file.
 void to_float32(const SafetensorsTensor& t, float* out);
 
 // A sharded model's model.safetensors.index.json: {"metadata": {...}, "weight_map": {tensor name:
