@@ -26,10 +26,9 @@ torch::Tensor CausalSelfAttentionImpl::heads(const torch::Tensor& y, int64_t n) 
 }
 
 torch::Tensor CausalSelfAttentionImpl::kv_heads(const torch::Tensor& y) const {
-  const torch::Tensor h = heads(y, n_kv_head_);
   // Each key/value head serves n_head / n_kv_head consecutive query heads, as in Llama's repeat_kv:
   // the variant then sees n_head heads of keys and values, whatever the grouping.
-  return n_kv_head_ == n_head_ ? h : h.repeat_interleave(n_head_ / n_kv_head_, 1);
+  return variants::repeat_kv(heads(y, n_kv_head_), n_head_ / n_kv_head_);
 }
 
 torch::Tensor CausalSelfAttentionImpl::merge(const torch::Tensor& y) {
@@ -42,8 +41,9 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x, torch::Te
 
 torch::Tensor CausalSelfAttentionImpl::forward_incremental(const torch::Tensor& x,
                                                            variants::KVCache& cache) {
-  return merge(
-      core->forward_incremental(heads(q(x), n_head_), kv_heads(k(x)), kv_heads(v(x)), x, cache));
+  // The cache holds the n_kv_head heads; they are repeated for the variant at each step.
+  return merge(core->forward_incremental(heads(q(x), n_head_), heads(k(x), n_kv_head_),
+                                          heads(v(x), n_kv_head_), x, cache, n_head_ / n_kv_head_));
 }
 
 }  // namespace attnbench::model

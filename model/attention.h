@@ -20,8 +20,8 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   // x [B, T, C] -> [B, T, C]. When `weights` is non-null the variant's post-normaliser attention
   // weights [B, H, T, T] are stored there.
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor* weights = nullptr);
-  // x [B, T, C] of T new positions after the P in `cache` -> [B, T, C]; appends them to the cache
-  // (variants::AttentionVariantImpl::forward_incremental).
+  // x [B, T, C] of T new positions after the P in `cache` -> [B, T, C]; appends their n_kv_head
+  // key/value heads to the cache (variants::AttentionVariantImpl::forward_incremental).
   torch::Tensor forward_incremental(const torch::Tensor& x, variants::KVCache& cache);
 
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};

@@ -160,7 +160,7 @@ config::VariantSchema family_schema(std::string name, std::string description,
   s.name = std::move(name);
   s.description = std::move(description);
   s.params = std::move(ps);
-  s.checks = {check_rope_head_dim};
+  s.checks = {check_rope};
   // A fused kernel decides per call whether it serves the layer (its supports check).
   s.kernels = "CPU: cpu-tiled, every option; CUDA: SDPA for the softmax forms without a sink logit "
               "or forgetting gate, attnbench's kernels for Elastic-Softmax (opt-in: backend = "

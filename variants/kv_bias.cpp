@@ -36,7 +36,7 @@ config::VariantSchema kv_bias_schema() {
   s.description = "softmax with a learned key k'_h and value v'_h per head that every query sees "
                   "(explicit attention bias, Sun et al. 2024), RoPE";
   s.params = position_params(PositionDefaults{});
-  s.checks = {check_rope_head_dim};
+  s.checks = {check_rope};
   return s;  // kernels: none, eager only
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/config/attention_schema.h"
 #include "kernels/attention_family.h"
+#include "variants/rope.h"
 #include "variants/variant.h"
 
 namespace attnbench::variants {
@@ -30,14 +31,20 @@ const std::vector<std::string>& position_options();
 
 // Rotary position embedding on x [B, H, T, D] for positions first..first+T-1 (first > 0: the new
 // positions of an incremental step), the half-split (GPT-NeoX / Llama / fla) pairing: dimension d
-// rotates with d + D/2 at angle pos * theta^(-2d/D). Angles are computed in float64 and the result
-// has x's dtype. D must be even.
-torch::Tensor apply_rope(const torch::Tensor& x, double theta, int64_t first = 0);
+// rotates with d + D/2 at angle pos * inv_freq_d (variants/rope.h; theta^(-2d/D) unscaled). Angles
+// are computed in float64 and the result has x's dtype. D must be even.
+torch::Tensor apply_rope(const torch::Tensor& x, const RopeFrequencies& frequencies,
+                         int64_t first = 0);
+
+// The RoPE frequencies the resolved parameters give (rope_theta, and the rope_scaling parameters
+// when it is set); for a position with rope.
+RopeFrequencies rope_frequencies(const config::ParamMap& params);
 
 // A config check (config::VariantCheck) for variants with a `position` parameter: RoPE rotates
-// dimension pairs, so when `position` includes rope the head dimension must be even.
-std::optional<config::ConfigProblem> check_rope_head_dim(const config::ModelConfig& model,
-                                                         const config::AttentionConfig& attention);
+// dimension pairs, so when `position` includes rope the head dimension must be even, and Llama 3's
+// scaling needs rope_high_freq_factor > rope_low_freq_factor.
+std::optional<config::ConfigProblem> check_rope(const config::ModelConfig& model,
+                                                const config::AttentionConfig& attention);
 
 // ALiBi slopes (Press et al. 2022, "Train Short, Test Long"): for n a power of two,
 // slope_k = 2^(-8k/n), k = 1..n. Otherwise take the n' = 2^floor(log2 n) slopes of that schedule,
@@ -51,8 +58,9 @@ struct PositionDefaults {
   int64_t bias_window = 1024;
 };
 
-// The schema's position parameters: `position` (one of `allowed`), `rope_theta` (when it has
-// rope) and `bias_window` (when it has distance_bias). Pair with check_rope_head_dim.
+// The schema's position parameters: `position` (one of `allowed`), `rope_theta` and `rope_scaling`
+// with its parameters (when it has rope; a continued Llama 3.x sets them, docs/pretrained.md) and
+// `bias_window` (when it has distance_bias). Pair with check_rope.
 std::vector<config::ParamSpec> position_params(const PositionDefaults& defaults,
                                                const std::vector<std::string>& allowed =
                                                    position_options());
@@ -82,7 +90,7 @@ class PositionScores {
 
  private:
   PositionParts parts_;
-  double rope_theta_ = 0.0;
+  RopeFrequencies rope_;
   torch::Tensor alibi_slopes_;  // [H] float64, a constant (not a parameter or checkpointed buffer)
   torch::Tensor distance_bias_;
 };

@@ -34,7 +34,7 @@ config::VariantSchema sigmoid_schema() {
                   "normalisation";
   s.params = position_params(PositionDefaults{}, {"rope", "none"});
   s.params.push_back(bias_length);
-  s.checks = {check_rope_head_dim};
+  s.checks = {check_rope};
   return s;  // kernels: none, eager only
 }
 

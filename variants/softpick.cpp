@@ -34,7 +34,7 @@ config::VariantSchema softpick_schema() {
   s.description = "softpick: ReLU(e^s - 1) / sum |e^s - 1| over the visible keys (Zuhri et al. "
                   "2025), rows may sum below 1, RoPE";
   s.params = position_params(PositionDefaults{});
-  s.checks = {check_rope_head_dim};
+  s.checks = {check_rope};
   return s;  // kernels: none, eager only
 }
 

@@ -39,7 +39,7 @@ config::VariantSchema stick_breaking_schema() {
   s.description = "stick-breaking attention: key j takes sigmoid(s_ij) of the stick the nearer keys "
                   "left, the rest goes to the query's own value (Tan et al. 2025), no position";
   s.params = position_params(defaults);
-  s.checks = {check_rope_head_dim};
+  s.checks = {check_rope};
   return s;  // kernels: none, eager only
 }
 

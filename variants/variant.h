@@ -16,11 +16,16 @@
 
 namespace attnbench::variants {
 
+// Grouped-query attention (Llama's repeat_kv): t [B, H_kv, T, D] -> [B, H_kv * n_rep, T, D], key/value
+// head j serving query heads j n_rep .. (j + 1) n_rep - 1; t itself when n_rep is 1.
+torch::Tensor repeat_kv(const torch::Tensor& t, int64_t n_rep);
+
 // What one layer keeps of the positions it has seen, for incremental decoding: the inputs of
-// forward at those positions, as forward received them (k, v before any RoPE; x the hidden input).
+// forward at those positions, as forward received them (k, v before any RoPE and before they are
+// repeated for grouped-query attention, so a cache holds n_kv_head heads; x the hidden input).
 // q is kept only for a variant that cannot take fewer queries than keys (it recomputes every row).
 struct KVCache {
-  torch::Tensor k, v;  // [B, H, P, D]
+  torch::Tensor k, v;  // [B, H_kv, P, D]: one per key/value head (grouped-query attention)
   torch::Tensor x;     // [B, P, C]
   torch::Tensor q;     // [B, H, P, D] or undefined
   int64_t length() const { return k.defined() ? k.size(2) : 0; }  // P
@@ -71,12 +76,13 @@ class AttentionVariantImpl : public torch::nn::Module {
   // incrementally, by recomputing all its rows at every step.
   virtual std::string incremental_unsupported() const { return ""; }
 
-  // The attention output [B, H, T, D] of T new positions following the cache's P: q, k, v
-  // [B, H, T, D] and x [B, T, C] of the new positions only. Appends them to `cache`. Equals rows
-  // P..P+T-1 of forward over all P + T positions.
+  // The attention output [B, H, T, D] of T new positions following the cache's P: q [B, H, T, D],
+  // k, v [B, H / kv_repeat, T, D] (each key/value head serving kv_repeat query heads) and x
+  // [B, T, C] of the new positions only. Appends them to `cache` as given. Equals rows P..P+T-1 of
+  // forward over all P + T positions with k and v repeated.
   torch::Tensor forward_incremental(const torch::Tensor& q, const torch::Tensor& k,
                                     const torch::Tensor& v, const torch::Tensor& x,
-                                    KVCache& cache);
+                                    KVCache& cache, int64_t kv_repeat = 1);
 
   // How the output follows from the weights forward stores (the eager path; v and x of all T
   // positions, weights [B, H, Tq, T]): weights @ v unless the

@@ -126,8 +126,8 @@ Conditioning conditioning(const Problem& p, const FamilySpec& spec, double eps) 
   torch::NoGradGuard no_grad;
   FamilySpec soft = p.spec();
   torch::Tensor probs;
-  auto q = p.rope ? attnbench::variants::apply_rope(p.q, 10000.0) : p.q;
-  auto k = p.rope ? attnbench::variants::apply_rope(p.k, 10000.0) : p.k;
+  auto q = p.rope ? attnbench::variants::apply_rope(p.q, {10000.0}) : p.q;
+  auto k = p.rope ? attnbench::variants::apply_rope(p.k, {10000.0}) : p.k;
   attnbench::variants::eager_family_attention(q, k, p.v, soft, &probs);
   const int64_t T = p.q.size(2);
   auto t =
@@ -164,8 +164,8 @@ Result run(const Problem& p, const FamilySpec& spec_in, const Attention& attenti
   FamilySpec spec = spec_in;
   spec.tau = leaf(spec_in.tau);
   spec.distance_bias = leaf(spec_in.distance_bias);
-  auto qr = p.rope ? attnbench::variants::apply_rope(q, 10000.0) : q;
-  auto kr = p.rope ? attnbench::variants::apply_rope(k, 10000.0) : k;
+  auto qr = p.rope ? attnbench::variants::apply_rope(q, {10000.0}) : q;
+  auto kr = p.rope ? attnbench::variants::apply_rope(k, {10000.0}) : k;
   auto out = attention(qr, kr, v, spec);
   (out * p.dout).sum().backward();
   Result r{{"output", "dq", "dk", "dv"}, {out.detach(), q.grad(), k.grad(), v.grad()}};
@@ -211,8 +211,8 @@ double per_row_tau_scale(const Problem& p, const FamilySpec& spec) {
   rows.tau = f64(spec.tau).view({1, 1, H}).expand({B, T, H}).clone().requires_grad_(true);
   rows.distance_bias = f64(spec.distance_bias);
   auto q = f64(p.q), k = f64(p.k);
-  if (p.rope) q = attnbench::variants::apply_rope(q, 10000.0);
-  if (p.rope) k = attnbench::variants::apply_rope(k, 10000.0);
+  if (p.rope) q = attnbench::variants::apply_rope(q, {10000.0});
+  if (p.rope) k = attnbench::variants::apply_rope(k, {10000.0});
   (attnbench::variants::eager_family_attention(q, k, f64(p.v), rows) * f64(p.dout)).sum().backward();
   return rows.tau.grad().abs().sum(torch::IntArrayRef{0, 1}).max().item<double>();
 }

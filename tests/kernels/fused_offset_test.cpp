@@ -97,8 +97,8 @@ std::vector<torch::Tensor> outputs(const Inputs& in, Attention attention, bool g
   FamilySpec s = in.spec;
   s.tau = ins[3], s.distance_bias = ins[4], s.log_forget_cumsum = ins[5], s.sink_logit = ins[6];
   const int64_t first = in.k.size(2) - in.q.size(2);
-  const auto q = in.rope ? attnbench::variants::apply_rope(ins[0], 10000.0, first) : ins[0];
-  const auto k = in.rope ? attnbench::variants::apply_rope(ins[1], 10000.0) : ins[1];
+  const auto q = in.rope ? attnbench::variants::apply_rope(ins[0], {10000.0}, first) : ins[0];
+  const auto k = in.rope ? attnbench::variants::apply_rope(ins[1], {10000.0}) : ins[1];
   const torch::Tensor out = attention(q, k, ins[2], s);
   std::vector<torch::Tensor> r = {out.detach()};
   if (!gradients) return r;

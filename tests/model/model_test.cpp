@@ -172,6 +172,8 @@ CATCH_TEST_CASE("incremental decoding: a prefix, then steps of the cache, equals
         at += n;
       }
       CATCH_CHECK(cache.length() == 13);
+      // The cache holds each key/value head once (grouped-query attention: fewer than n_head).
+      CATCH_CHECK(cache.layers.front().k.size(1) == cfg.model.kv_heads());
       CATCH_CHECK((torch::cat(parts, 1) - full).abs().max().item<double>() < 1e-10);
 
       auto rows = torch::randint(0, 100, {3, 13}, torch::kLong);

@@ -28,7 +28,7 @@ torch::Tensor future_mask(int64_t T) { return torch::ones({T, T}, torch::kBool).
 
 // s_ij = (R_i q_i) . (R_j k_j) / sqrt(D) with RoPE at theta = 10000 (the default), or without.
 torch::Tensor scores(const torch::Tensor& q, const torch::Tensor& k, bool rope) {
-  const auto qr = rope ? apply_rope(q, 10000.0) : q, kr = rope ? apply_rope(k, 10000.0) : k;
+  const auto qr = rope ? apply_rope(q, {10000.0}) : q, kr = rope ? apply_rope(k, {10000.0}) : k;
   return torch::matmul(qr, kr.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
 }
 
@@ -202,7 +202,7 @@ CATCH_TEST_CASE("kv_bias: softmax over the keys and the sink (k' unrotated), wei
   auto out = m->forward(q, k, v, torch::randn({B, T, C}, f64), &w);
   // The reference: sigma_i = (R_i q_i) . k' / sqrt(D), one more column of the softmax.
   const auto kb = p.at("k_bias").detach(), vb = p.at("v_bias").detach();
-  const auto sigma = torch::matmul(apply_rope(q, 10000.0), kb.view({1, H, D, 1})) / 2.0;
+  const auto sigma = torch::matmul(apply_rope(q, {10000.0}), kb.view({1, H, D, 1})) / 2.0;
   const auto s = scores(q, k, true).masked_fill(future_mask(T), -INFINITY);
   const auto a = torch::softmax(torch::cat({s, sigma}, -1), -1);
   const auto sink = a.narrow(-1, T, 1);
