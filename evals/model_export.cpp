@@ -1,15 +1,19 @@
 #include "evals/model_export.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "core/config/attention_schema.h"
+
 namespace attnbench::evals {
 
 std::vector<NamedTensor> native_tensors(const model::DecoderLM& model) {
   std::vector<NamedTensor> out;
-  for (const auto& p : model->named_parameters(/*recurse=*/true)) out.push_back({p.key(), p.value()});
+  for (const auto& p : model->named_parameters(/*recurse=*/true))
+    out.push_back({p.key(), p.value()});
   for (const auto& b : model->named_buffers(/*recurse=*/true)) out.push_back({b.key(), b.value()});
   return out;
 }
@@ -45,7 +49,7 @@ std::string llama_name(const std::string& name) {
 
 nlohmann::json llama_config(const config::RunConfig& cfg) {
   const auto& m = cfg.model;
-  return {
+  nlohmann::json c = {
       {"architectures", {"LlamaForCausalLM"}},
       {"model_type", "llama"},
       {"hidden_size", m.d_model},
@@ -67,6 +71,26 @@ nlohmann::json llama_config(const config::RunConfig& cfg) {
       {"eos_token_id", 50256},
       {"torch_dtype", "float32"},
   };
+  // A continued Llama 3.x keeps its RoPE scaling (model.init_from): written as transformers 4 does.
+  const config::ParamMap& p = cfg.attention.params;
+  const std::string scaling = config::param_or<std::string>(p, "rope_scaling", "none");
+  if (scaling != "none") {
+    nlohmann::json s = {{"rope_type", scaling},
+                        {"factor", config::param<double>(p, "rope_scaling_factor")}};
+    if (scaling == "llama3") {
+      s["low_freq_factor"] = config::param<double>(p, "rope_low_freq_factor");
+      s["high_freq_factor"] = config::param<double>(p, "rope_high_freq_factor");
+      const double original = config::param<double>(p, "rope_original_max_position_embeddings");
+      // An integer as the Llama 3.x configs write it (transformers checks that it is one).
+      if (original == std::floor(original)) {
+        s["original_max_position_embeddings"] = static_cast<int64_t>(original);
+      } else {
+        s["original_max_position_embeddings"] = original;
+      }
+    }
+    c["rope_scaling"] = s;
+  }
+  return c;
 }
 
 std::vector<NamedTensor> llama_tensors(const model::DecoderLM& model, const config::RunConfig& cfg,

@@ -144,7 +144,10 @@ const std::vector<std::string>& keys_set_by_init_from() {
   static const std::vector<std::string> keys = {
       "model.preset",   "model.n_layer",        "model.d_model",  "model.n_head",
       "model.n_kv_head", "model.d_ffn",         "model.vocab_size", "model.tie_embeddings",
-      "model.norm_eps", "attention.rope_theta", "eval.bos"};
+      "model.norm_eps", "attention.rope_theta", "attention.rope_scaling",
+      "attention.rope_scaling_factor", "attention.rope_low_freq_factor",
+      "attention.rope_high_freq_factor", "attention.rope_original_max_position_embeddings",
+      "eval.bos"};
   return keys;
 }
 

@@ -129,8 +129,8 @@ struct RunConfig {
   std::string source;  // file it was read from ("" when built in code)
 };
 
-// Completes a config whose model.init_from is set: the model's shape, attention.rope_theta and
-// eval.bos from the folder, and the checks that the variant starts as the pretrained model
+// Completes a config whose model.init_from is set: the model's shape, attention.rope_theta, the
+// RoPE scaling (attention.rope_scaling and its parameters) and eval.bos from the folder, and the checks that the variant starts as the pretrained model
 // computes. Reading a Hugging Face folder is the model layer's job: model/init_from.cpp registers
 // the one resolver. Throws UsageError saying what is wrong.
 using InitFromResolver = std::function<void(RunConfig&)>;

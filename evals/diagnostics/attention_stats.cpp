@@ -39,7 +39,8 @@ void LayerStatsAccumulator::add(const torch::Tensor& weights) {
   const torch::Tensor a = weights.to(torch::kFloat64).masked_fill(causal.logical_not(), 0.0).cpu();
   const torch::Tensor tri = causal.cpu();
 
-  // Sink mass: every query row sees the first token.
+  // Sink mass: the mean over every query row; a row whose sliding window no longer reaches the
+  // first token (imported Mistral and Qwen2 models) gives it 0.
   sink_ += a.select(3, 0).sum(torch::IntArrayRef{0, 2});
   // Mask@k: rows i >= k see position k; earlier rows cannot attend to it and are not averaged.
   if (fixed_position_ >= 0 && fixed_position_ < T) {

@@ -382,7 +382,10 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
 }  // namespace
 
 void preflight_pretrained(const PretrainedEntry& entry, const config::EvalConfig& eval) {
-  const model::pretrained::ArchitectureConfig arch = model::pretrained::read_architecture(entry.path);
+  // The weights too, checked against config.json without being read: a bad folder fails before the
+  // cells train, not after.
+  const model::pretrained::ArchitectureConfig arch =
+      model::pretrained::check_pretrained(entry.path);
   data::HFTokenizer::load(entry.path);
   for (int64_t n : eval.contexts) {
     try {

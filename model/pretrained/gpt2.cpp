@@ -13,16 +13,16 @@ namespace {
 ArchitectureConfig parse(const HFConfig& cfg) {
   ArchitectureConfig a;
   a.model_type = "gpt2";
-  a.n_layer = cfg.integer("n_layer");
-  a.d_model = cfg.integer("n_embd");
-  a.n_head = a.n_kv_head = cfg.integer("n_head");
-  a.head_dim = a.d_model / a.n_head;
-  a.d_ffn = cfg.integer("n_inner", 4 * a.d_model);
-  a.vocab_size = cfg.integer("vocab_size");
-  a.context_length = cfg.integer("n_positions");
+  a.n_layer = cfg.size("n_layer");
+  a.d_model = cfg.size("n_embd");
+  a.n_head = a.n_kv_head = cfg.size("n_head");
+  a.head_dim = whole_heads(cfg, a.d_model, a.n_head, "n_head");
+  a.d_ffn = cfg.size("n_inner", 4 * a.d_model);
+  a.vocab_size = cfg.size("vocab_size");
+  a.context_length = cfg.size("n_positions");
   a.norm = Norm::LayerNorm;
-  a.norm_eps = cfg.number("layer_norm_epsilon", 1e-5);
-  a.mlp = parse_gelu(cfg, "activation_function", "gelu_new");
+  a.norm_eps = cfg.positive("layer_norm_epsilon", 1e-5);
+  a.mlp = parse_activation(cfg, "activation_function", "gelu_new");
   a.learned_positions = true;
   a.qkv_bias = a.o_bias = a.mlp_bias = true;
   a.tied = cfg.boolean("tie_word_embeddings", true);
@@ -40,15 +40,15 @@ ArchitectureConfig parse(const HFConfig& cfg) {
   return a;
 }
 
-// A Conv1D weight [in, out] into a torch [out, in] parameter.
-torch::Tensor conv1d(WeightSource& w, const std::string& name, int64_t in, int64_t out) {
-  return w.take(name, {in, out}).t();
+// A Conv1D weight [in, out] into a torch [out, in] parameter `param`.
+void conv1d(WeightSource& w, const std::string& name, torch::Tensor& param) {
+  param.copy_(w.take(name, {param.size(1), param.size(0)}, param).t());
 }
 
 void load(PretrainedLMImpl& m, WeightSource& w) {
   torch::NoGradGuard no_grad;
   const std::string root = w.has("transformer.wte.weight") ? "transformer." : "";
-  const int64_t C = m.config().d_model, F = m.config().d_ffn;
+  const int64_t C = m.config().d_model;
   fill(w, root + "wte.weight", m.wte);
   fill(w, root + "wpe.weight", m.wpe);
   for (size_t l = 0; l < m.layers.size(); ++l) {
@@ -56,17 +56,19 @@ void load(PretrainedLMImpl& m, WeightSource& w) {
     const std::string p = root + "h." + std::to_string(l) + ".";
     fill_norm(w, p + "ln_1", L.norm1);
     fill_norm(w, p + "ln_2", L.norm2);
-    const std::vector<torch::Tensor> qkv = conv1d(w, p + "attn.c_attn.weight", C, 3 * C).chunk(3, 0);
-    const std::vector<torch::Tensor> qkv_bias = w.take(p + "attn.c_attn.bias", {3 * C}).chunk(3, 0);
+    const std::vector<torch::Tensor> qkv =
+        w.take(p + "attn.c_attn.weight", {C, 3 * C}, L.q).t().chunk(3, 0);
+    const std::vector<torch::Tensor> qkv_bias =
+        w.take(p + "attn.c_attn.bias", {3 * C}, L.q).chunk(3, 0);
     for (int i = 0; i < 3; ++i) {
       (i == 0 ? L.q : i == 1 ? L.k : L.v).copy_(qkv[i]);
       (i == 0 ? L.q_bias : i == 1 ? L.k_bias : L.v_bias).copy_(qkv_bias[i]);
     }
-    L.o.copy_(conv1d(w, p + "attn.c_proj.weight", C, C));
+    conv1d(w, p + "attn.c_proj.weight", L.o);
     fill(w, p + "attn.c_proj.bias", L.o_bias);
-    L.up.copy_(conv1d(w, p + "mlp.c_fc.weight", C, F));
+    conv1d(w, p + "mlp.c_fc.weight", L.up);
     fill(w, p + "mlp.c_fc.bias", L.up_bias);
-    L.down.copy_(conv1d(w, p + "mlp.c_proj.weight", F, C));
+    conv1d(w, p + "mlp.c_proj.weight", L.down);
     fill(w, p + "mlp.c_proj.bias", L.down_bias);
   }
   fill_norm(w, root + "ln_f", m.final_norm);

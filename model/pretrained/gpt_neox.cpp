@@ -14,18 +14,20 @@ namespace {
 ArchitectureConfig parse(const HFConfig& cfg) {
   ArchitectureConfig a;
   a.model_type = "gpt_neox";
-  a.n_layer = cfg.integer("num_hidden_layers");
-  a.d_model = cfg.integer("hidden_size");
-  a.n_head = a.n_kv_head = cfg.integer("num_attention_heads");
-  a.head_dim = a.d_model / a.n_head;
-  a.d_ffn = cfg.integer("intermediate_size");
-  a.vocab_size = cfg.integer("vocab_size");
-  a.context_length = cfg.integer("max_position_embeddings");
+  a.n_layer = cfg.size("num_hidden_layers");
+  a.d_model = cfg.size("hidden_size");
+  a.n_head = a.n_kv_head = cfg.size("num_attention_heads");
+  a.head_dim = whole_heads(cfg, a.d_model, a.n_head, "num_attention_heads");
+  a.d_ffn = cfg.size("intermediate_size");
+  a.vocab_size = cfg.size("vocab_size");
+  a.context_length = cfg.size("max_position_embeddings");
   a.norm = Norm::LayerNorm;
-  a.norm_eps = cfg.number("layer_norm_eps", 1e-5);
-  a.mlp = parse_gelu(cfg, "hidden_act", "gelu");
-  // GPTNeoXConfig's default rotary_pct is 0.25 (Pythia's).
-  a.rope = parse_rope(cfg, a.head_dim, "rotary_emb_base", "rotary_pct", 0.25);
+  a.norm_eps = cfg.positive("layer_norm_eps", 1e-5);
+  a.mlp = parse_activation(cfg, "hidden_act", "gelu");
+  // GPTNeoXConfig's default rotary_pct is 0.25 (Pythia's). transformers 4 (4.46, for one) also saves
+  // the values under the names the other RoPE models use (partial_rotary_factor, rope_theta).
+  a.rope = parse_rope(cfg, a.head_dim, {"rotary_emb_base", "rope_theta"},
+                      {"rotary_pct", "partial_rotary_factor"}, 0.25);
   a.parallel_residual = cfg.boolean("use_parallel_residual", true);
   a.qkv_bias = a.o_bias = cfg.boolean("attention_bias", true);
   a.mlp_bias = true;
@@ -44,12 +46,14 @@ void load(PretrainedLMImpl& m, WeightSource& w) {
     fill_norm(w, p + "input_layernorm", L.norm1);
     fill_norm(w, p + "post_attention_layernorm", L.norm2);
     // [H, 3, D, C] -> q, k, v of [H D, C] each (the same for the bias, without C).
-    const torch::Tensor qkv = w.take(p + "attention.query_key_value.weight", {3 * C, C}).view({H, 3, D, C});
+    const torch::Tensor qkv =
+        w.take(p + "attention.query_key_value.weight", {3 * C, C}, L.q).view({H, 3, D, C});
     L.q.copy_(qkv.select(1, 0).reshape({H * D, C}));
     L.k.copy_(qkv.select(1, 1).reshape({H * D, C}));
     L.v.copy_(qkv.select(1, 2).reshape({H * D, C}));
     if (c.qkv_bias) {
-      const torch::Tensor b = w.take(p + "attention.query_key_value.bias", {3 * C}).view({H, 3, D});
+      const torch::Tensor b =
+          w.take(p + "attention.query_key_value.bias", {3 * C}, L.q).view({H, 3, D});
       L.q_bias.copy_(b.select(1, 0).reshape({H * D}));
       L.k_bias.copy_(b.select(1, 1).reshape({H * D}));
       L.v_bias.copy_(b.select(1, 2).reshape({H * D}));

@@ -1,28 +1,70 @@
 #include "model/pretrained/hf_config.h"
 
+#include <cmath>
 #include <fstream>
 
 #include "core/common/error.h"
 #include "core/common/regular_file.h"
+#include "model/pretrained/transformers_keys.h"
 
 namespace attnbench::model::pretrained {
 
 namespace {
 
 // Keys of every transformers config that do not change the forward pass in evaluation: the class
-// and library bookkeeping, dropouts (off in eval), the output switches, the cache switch and
+// and library bookkeeping, dropouts (off in eval), the output switches, the cache switch, how
+// attention is computed (eager, sdpa and flash compute the same softmax), training switches, and
 // generation's token ids (read by the tokenizer side where they matter).
 const std::set<std::string>& common_keys() {
-  static const std::set<std::string> keys = {
-      "architectures", "model_type", "transformers_version", "torch_dtype", "dtype",
-      "_name_or_path", "use_cache", "bos_token_id", "eos_token_id", "pad_token_id",
-      "initializer_range", "attention_dropout", "hidden_dropout", "output_attentions",
-      "output_hidden_states", "return_dict", "is_decoder", "is_encoder_decoder", "id2label",
-      "label2id", "problem_type", "tokenizer_class", "prefix", "sep_token_id",
-      "decoder_start_token_id", "task_specific_params", "finetuning_task", "chunk_size_feed_forward",
-      "add_cross_attention", "tie_encoder_decoder", "cross_attention_hidden_size",
-      "classifier_dropout", "pruned_heads", "torchscript", "use_bfloat16", "tf_legacy_loss"};
+  static const std::set<std::string> keys = {"architectures",
+                                             "model_type",
+                                             "transformers_version",
+                                             "torch_dtype",
+                                             "dtype",
+                                             "_name_or_path",
+                                             "name_or_path",
+                                             "use_cache",
+                                             "bos_token_id",
+                                             "eos_token_id",
+                                             "pad_token_id",
+                                             "initializer_range",
+                                             "attention_dropout",
+                                             "hidden_dropout",
+                                             "output_attentions",
+                                             "output_hidden_states",
+                                             "return_dict",
+                                             "is_decoder",
+                                             "is_encoder_decoder",
+                                             "id2label",
+                                             "label2id",
+                                             "num_labels",
+                                             "problem_type",
+                                             "tokenizer_class",
+                                             "prefix",
+                                             "sep_token_id",
+                                             "decoder_start_token_id",
+                                             "task_specific_params",
+                                             "finetuning_task",
+                                             "chunk_size_feed_forward",
+                                             "add_cross_attention",
+                                             "tie_encoder_decoder",
+                                             "cross_attention_hidden_size",
+                                             "classifier_dropout",
+                                             "torchscript",
+                                             "use_bfloat16",
+                                             "tf_legacy_loss",
+                                             "gradient_checkpointing",
+                                             "_attn_implementation",
+                                             "_attn_implementation_autoset",
+                                             "attn_implementation",
+                                             "xla_device"};
   return keys;
+}
+
+// "gemma2, gemma3, ..." as a phrase: "*" is PreTrainedConfig, which every model shares.
+std::string readers_phrase(const std::string& readers) {
+  if (readers.rfind("*", 0) != 0) return "transformers' " + readers + " models read this key";
+  return "transformers reads this key for every model (PreTrainedConfig)";
 }
 
 std::string show(const nlohmann::json& v) { return v.dump(); }
@@ -52,7 +94,8 @@ const nlohmann::json& HFConfig::at(const std::string& key) const {
 }
 
 int64_t HFConfig::integer(const std::string& key) const {
-  if (!has(key)) throw UsageError(file_.string() + ": " + key + " is missing (expected an integer)");
+  if (!has(key))
+    throw UsageError(file_.string() + ": " + key + " is missing (expected an integer)");
   const nlohmann::json& v = at(key);
   if (!v.is_number_integer()) refuse(key, "expected an integer");
   return v.get<int64_t>();
@@ -61,6 +104,28 @@ int64_t HFConfig::integer(const std::string& key) const {
 int64_t HFConfig::integer(const std::string& key, int64_t fallback) const {
   read_.insert(key);
   return has(key) ? integer(key) : fallback;
+}
+
+int64_t HFConfig::size(const std::string& key) const {
+  const int64_t v = integer(key);
+  if (v < 1) refuse(key, "expected a positive integer");
+  return v;
+}
+
+int64_t HFConfig::size(const std::string& key, int64_t fallback) const {
+  read_.insert(key);
+  if (has(key)) return size(key);
+  if (fallback < 1) {
+    refuse(key,
+           "expected a positive integer; the default it takes here is " + std::to_string(fallback));
+  }
+  return fallback;
+}
+
+double HFConfig::positive(const std::string& key, double fallback) const {
+  const double v = number(key, fallback);
+  if (!(std::isfinite(v) && v > 0)) refuse(key, "expected a finite number above 0");
+  return v;
 }
 
 double HFConfig::number(const std::string& key, double fallback) const {
@@ -114,11 +179,20 @@ void HFConfig::refuse(const std::string& key, const std::string& why) const {
 }
 
 void HFConfig::finish() const {
+  const auto type = json_.find("model_type");
+  const std::string model_type =
+      type != json_.end() && type->is_string() ? type->get<std::string>() : "this architecture";
   for (const auto& [key, value] : json_.items()) {
     // null is transformers' "not set": the architecture's default, which is what runs here.
-    if (value.is_null() || read_.count(key) || common_keys().count(key)) continue;
-    refuse(key, "not supported: attnbench does not know how this key changes the model, so it "
-                "refuses the model rather than ignore it");
+    if (value.is_null() || read_.count(key)) continue;
+    // Pruning removes heads: an empty map (what configs carry) prunes nothing.
+    if (key == "pruned_heads" && value.empty()) continue;
+    if (key != "pruned_heads" && common_keys().count(key)) continue;
+    const std::optional<std::string> readers = transformers_readers(key);
+    if (!readers) continue;  // no transformers model reads it: it changes nothing there either
+    refuse(key, readers_phrase(*readers) + ", and attnbench's " + model_type +
+                    " does not compute it: the model is refused rather than the key ignored "
+                    "(docs/pretrained.md, \"Which config.json keys are read\")");
   }
 }
 

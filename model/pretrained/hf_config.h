@@ -1,7 +1,9 @@
-// A Hugging Face config.json read key by key, so that nothing in it is silently ignored: every key
-// an architecture reads is marked, and finish() refuses any key left over that is not known to
-// leave the computation unchanged (dropouts, training and generation settings, bookkeeping). Each
-// refusal is a UsageError naming the file and the key.
+// A Hugging Face config.json read key by key (docs/pretrained.md, "Which config.json keys are
+// read"): every key an architecture reads is marked, and finish() refuses any key left over that some
+// transformers model reads (model/pretrained/transformers_keys.h) unless it is known to leave
+// evaluation unchanged (dropouts, training and generation settings, bookkeeping). A key no
+// transformers model knows is accepted: it cannot change what transformers computes. Each refusal
+// is a UsageError naming the file and the key.
 #pragma once
 #include <nlohmann/json.hpp>
 
@@ -22,6 +24,11 @@ class HFConfig {
   bool has(const std::string& key) const;  // present and not null
   int64_t integer(const std::string& key) const;  // required
   int64_t integer(const std::string& key, int64_t fallback) const;
+  // A size: a required integer >= 1, refused otherwise before anything divides by it or allocates.
+  int64_t size(const std::string& key) const;
+  int64_t size(const std::string& key, int64_t fallback) const;
+  // A finite number > 0 (a RoPE base, a norm epsilon, a scaling factor).
+  double positive(const std::string& key, double fallback) const;
   double number(const std::string& key, double fallback) const;
   bool boolean(const std::string& key, bool fallback) const;
   std::string string(const std::string& key, const std::string& fallback) const;
@@ -33,8 +40,8 @@ class HFConfig {
 
   // A UsageError "<file>: <key> = <value>: <why>".
   [[noreturn]] void refuse(const std::string& key, const std::string& why) const;
-  // Refuses the first key neither read nor ignored (nor one of the keys every config carries, nor
-  // null: not set).
+  // Refuses the first key that transformers knows and that was neither read nor ignored (nor one of
+  // the keys every config carries that leave evaluation unchanged, nor null: not set).
   void finish() const;
 
   const std::filesystem::path& file() const { return file_; }

@@ -53,7 +53,9 @@ class FolderWeights : public WeightSource {
   bool has(const std::string& name) const override { return by_name_.count(name) > 0; }
 
   void take_into(const std::string& name, torch::Tensor& out) override {
-    if (!out.is_contiguous() || out.scalar_type() != torch::kFloat32 || !out.device().is_cpu()) {
+    const bool check_only = out.is_meta();
+    if (!check_only && (!out.is_contiguous() || out.scalar_type() != torch::kFloat32 ||
+                        !out.device().is_cpu())) {
       throw std::logic_error("tensor " + name + ": take_into needs a contiguous float32 CPU tensor");
     }
     const std::vector<int64_t> shape = out.sizes().vec();
@@ -67,7 +69,12 @@ class FolderWeights : public WeightSource {
       throw UsageError(it->second.file->path().string() + ": tensor " + name + " has shape " +
                        show(t.shape) + ", config.json implies " + show(shape));
     }
+    if (!data::is_weight_dtype(t.dtype)) {
+      throw UsageError(it->second.file->path().string() + ": tensor " + name + " has dtype " +
+                       data::safetensors_dtype_name(t.dtype) + " (expected F32, F16 or BF16)");
+    }
     if (!taken_.insert(name).second) throw std::logic_error("tensor " + name + " taken twice");
+    if (check_only) return;
     data::to_float32(t, out.data_ptr<float>());
     it->second.file->release(t);  // read once: its pages need not stay resident
   }
@@ -111,18 +118,34 @@ ArchitectureConfig parse_architecture(const HFConfig& cfg) {
   const Architecture& arch = architecture(type, file + ": model_type: ");
   ArchitectureConfig a = arch.parse(cfg);
   cfg.finish();
-  if (a.n_head <= 0 || a.n_kv_head <= 0 || a.n_head % a.n_kv_head != 0 || a.head_dim <= 0 ||
-      a.n_layer <= 0 || a.d_ffn <= 0 || a.vocab_size <= 0 || a.context_length <= 0) {
-    throw UsageError(file + ": the sizes must be positive and num_attention_heads a multiple of "
-                     "num_key_value_heads");
+  if (a.n_head % a.n_kv_head != 0) {
+    cfg.refuse("num_key_value_heads", "num_attention_heads = " + std::to_string(a.n_head) +
+                                          " must be a multiple of it");
   }
   return a;
+}
+
+// Every tensor the architecture needs is in the files with its shape, and no other is there
+// (unless `ignorable`): checked against a model on the meta device, so nothing is allocated or
+// read, and a config.json claiming a size its weights do not have fails before any memory is taken.
+void check_weights(const ArchitectureConfig& a, const std::vector<fs::path>& files) {
+  const Architecture& arch = architecture(a.model_type, "");
+  PretrainedLM shapes(a, torch::Device(torch::kMeta));
+  FolderWeights weights(files);
+  arch.load(*shapes, weights);
+  weights.check_all_taken(arch.ignorable);
 }
 
 }  // namespace
 
 ArchitectureConfig read_architecture(const fs::path& dir) {
   return parse_architecture(HFConfig::read(dir / "config.json"));
+}
+
+ArchitectureConfig check_pretrained(const fs::path& dir) {
+  const ArchitectureConfig a = read_architecture(dir);
+  check_weights(a, weight_files(dir));
+  return a;
 }
 
 PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_setting,
@@ -132,6 +155,7 @@ PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_s
   const ArchitectureConfig a = parse_architecture(cfg);
   const torch::Device device = resolve_device(device_setting.empty() ? "cpu" : device_setting, device_key);
   const std::vector<fs::path> files = weight_files(dir);
+  check_weights(a, files);
   PretrainedModel out;
   out.dir = dir;
   out.config_json = cfg.canonical();
@@ -139,7 +163,6 @@ PretrainedModel load_pretrained(const fs::path& dir, const std::string& device_s
   out.model = PretrainedLM(a);
   FolderWeights weights(files);
   architecture(a.model_type, "").load(*out.model, weights);
-  weights.check_all_taken(architecture(a.model_type, "").ignorable);
   out.weights_sha256 = weights_digest(files);
   out.model->eval();
   if (!device.is_cpu()) out.model->to(device);

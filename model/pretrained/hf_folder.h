@@ -25,6 +25,11 @@ struct PretrainedModel {
 // The architecture config.json declares, parsed and checked (UsageError naming the file and key).
 ArchitectureConfig read_architecture(const std::filesystem::path& dir);
 
+// read_architecture, and the weight files checked against it without reading any weight: every
+// tensor present with its shape, none left over (UsageError naming the file and tensor). What
+// load_pretrained checks first; it takes no memory beyond the files' headers.
+ArchitectureConfig check_pretrained(const std::filesystem::path& dir);
+
 // Loads the model in float32 (bf16 and fp16 weights are converted) on the CPU, then moves it to
 // the device `device_setting` names (auto | cpu | cuda; "" = cpu); `device_key` names the option
 // in errors. Extra memory beyond the mapped files: the float32 parameters.

@@ -4,10 +4,12 @@
 #include <string>
 
 #include "core/common/error.h"
+#include "core/config/attention_schema.h"
 #include "core/data/hf_model_folder.h"
 #include "core/data/hf_tokenizer.h"
 #include "model/pretrained/hf_folder.h"
 #include "variants/registry.h"
+#include "variants/rope.h"
 
 namespace attnbench::model {
 namespace {
@@ -15,25 +17,47 @@ namespace {
 namespace fs = std::filesystem;
 using pretrained::ArchitectureConfig;
 
-// What attnbench's decoder block (RMSNorm, SwiGLU, RoPE over whole heads, no biases; model.h)
-// cannot compute is refused, naming the config.json key.
-void check_representable(const ArchitectureConfig& a, const std::string& file) {
+// What attnbench's decoder block (RMSNorm, SwiGLU, RoPE over whole heads, no biases, full causal
+// attention; docs/model.md) cannot compute is refused, naming the config.json key. A sliding window
+// at least the run's context_length never hides a key in training, so it is accepted.
+void check_representable(const ArchitectureConfig& a, const std::string& file,
+                         int64_t context_length) {
   auto refuse = [&](const std::string& what) {
     throw UsageError(file + ": " + what + "; attnbench's decoder block is Llama's (RMSNorm, "
-                     "SwiGLU, RoPE, no biases), so only such models can be continued");
+                     "SwiGLU, RoPE, no biases, full causal attention), so only such models can be "
+                     "continued");
   };
   if (a.model_type != "llama" && a.model_type != "mistral" && a.model_type != "qwen2") {
     refuse("model_type = " + a.model_type);
   }
   if (a.qkv_bias || a.o_bias) refuse("attention biases (attention_bias, or Qwen2's q/k/v biases)");
   if (a.mlp_bias) refuse("mlp_bias = true");
-  if (a.rope.scaling != pretrained::RopeScaling::None) {
-    refuse("rope_scaling (linear or llama3): attnbench's RoPE has no scaling");
-  }
+  if (a.rope.dims != a.head_dim) refuse("RoPE on part of each head (partial_rotary_factor)");
   if (a.head_dim * a.n_head != a.d_model) {
     refuse("head_dim = " + std::to_string(a.head_dim) +
            " is not hidden_size / num_attention_heads");
   }
+  for (int64_t l = 0; l < a.n_layer; ++l) {
+    if (a.window(l) > 0 && a.window(l) < context_length) {
+      refuse("sliding_window = " + std::to_string(a.window(l)) +
+             " is shorter than model.context_length = " + std::to_string(context_length) +
+             " (a shorter training window, model.context_length, avoids it)");
+    }
+  }
+}
+
+// attention.rope_theta and the RoPE scaling of the folder, in the variant's parameters
+// (variants/position.h reads them through the same frequency function as the imported model).
+void set_rope(config::ParamMap& params, const variants::RopeFrequencies& f) {
+  params["rope_theta"] = f.theta;
+  if (f.scaling == variants::RopeScaling::None) return;
+  params["rope_scaling"] =
+      std::string(f.scaling == variants::RopeScaling::Linear ? "linear" : "llama3");
+  params["rope_scaling_factor"] = f.factor;
+  if (f.scaling != variants::RopeScaling::Llama3) return;
+  params["rope_low_freq_factor"] = f.low_freq_factor;
+  params["rope_high_freq_factor"] = f.high_freq_factor;
+  params["rope_original_max_position_embeddings"] = f.original_context;
 }
 
 // The run's model as the folder's config.json gives it: every [model] key but the run's own
@@ -58,8 +82,8 @@ void resolve_init_from(config::RunConfig& cfg) {
                      "naming a model_type)");
   }
   const ArchitectureConfig a = pretrained::read_architecture(dir);
-  check_representable(a, (dir / "config.json").string());
   config::ModelConfig& m = cfg.model;
+  check_representable(a, (dir / "config.json").string(), m.context_length);
   if (m.context_length > a.context_length) {
     throw UsageError("model.context_length = " + std::to_string(m.context_length) +
                      " is longer than the model's max_position_embeddings = " +
@@ -76,7 +100,13 @@ void resolve_init_from(config::RunConfig& cfg) {
     throw UsageError(why_not + "; a run continuing a pretrained model must start by computing "
                      "what it computes (docs/pretrained.md lists the variants that can)");
   }
-  cfg.attention.params["rope_theta"] = a.rope.theta;
+  set_rope(cfg.attention.params, a.rope.frequencies);
+  try {  // the folder's values checked as a config file's would be (bounds of the variant's schema)
+    cfg.attention.params = config::resolve_params(cfg.attention.variant, cfg.attention.params);
+  } catch (const UsageError& e) {
+    throw UsageError((dir / "config.json").string() + ": its RoPE settings are outside what the "
+                     "variant takes: " + e.what());
+  }
   // lm-eval's Hugging Face backend scores with the tokenizer's own BOS default; reading the
   // tokenizer here also refuses a bad one before any training.
   cfg.eval.bos = data::HFTokenizer::load(dir).adds_bos() ? "prepend" : "none";

@@ -1,5 +1,5 @@
 // Llama (model_type "llama") and the two that differ from it only in config.json: Mistral (a
-// sliding window) and Qwen2 (q/k/v biases, per-layer sliding windows). RMSNorm, SwiGLU, RoPE with
+// sliding window) and Qwen2 (q/k/v biases, sliding windows in some layers). RMSNorm, SwiGLU, RoPE with
 // linear or Llama 3 scaling, grouped-query attention (num_key_value_heads), tied or untied head.
 // Names as LlamaForCausalLM saves them: model.embed_tokens, model.layers.N.{input_layernorm,
 // self_attn.{q,k,v,o}_proj, post_attention_layernorm, mlp.{gate,up,down}_proj}, model.norm, lm_head.
@@ -12,47 +12,54 @@ namespace attnbench::model::pretrained::llama {
 
 namespace {
 
-// A sliding window changes attention only for inputs longer than it: refused when shorter than
-// the context the model is evaluated at (max_position_embeddings), accepted otherwise.
-void check_window(const HFConfig& cfg, int64_t context, bool sliding) {
-  if (!sliding || !cfg.has("sliding_window")) return;
-  if (cfg.integer("sliding_window") < context) {
-    cfg.refuse("sliding_window", "a sliding window shorter than max_position_embeddings = " +
-                                     std::to_string(context) + " is not supported");
-  }
-}
-
-// Qwen2: whether any layer slides (use_sliding_window; transformers >= 5 lists each layer's kind
-// in layer_types, the layers from max_window_layers on sliding).
-bool qwen2_slides(const HFConfig& cfg) {
-  bool sliding = cfg.boolean("use_sliding_window", false);
-  (void)cfg.integer("max_window_layers", 0);
+// Each layer's sliding window (ArchitectureConfig::layer_windows) as transformers 5 builds it.
+// Mistral: sliding_window, when set, in every layer. Qwen2: sliding_window only with
+// use_sliding_window, in the layers layer_types names sliding_attention, by default those from
+// max_window_layers on.
+std::vector<int64_t> layer_windows(const HFConfig& cfg, const std::string& type, int64_t n_layer) {
+  if (type == "llama") return {};
+  const int64_t window = cfg.has("sliding_window") ? cfg.size("sliding_window") : 0;  // null: none
+  cfg.ignore({"sliding_window"});
+  if (type == "mistral") return std::vector<int64_t>(static_cast<size_t>(n_layer), window);
+  const bool sliding = cfg.boolean("use_sliding_window", false);
+  const int64_t first_sliding = cfg.integer("max_window_layers", 28);
+  std::vector<int64_t> windows;
   if (const auto types = cfg.array("layer_types")) {
+    if (static_cast<int64_t>(types->size()) != n_layer) {
+      cfg.refuse("layer_types", "expected one entry per layer (" + std::to_string(n_layer) + ")");
+    }
     for (const auto& t : *types) {
-      if (t == "sliding_attention") {
-        sliding = true;
-      } else if (t != "full_attention") {
+      if (t != "sliding_attention" && t != "full_attention") {
         cfg.refuse("layer_types", "expected full_attention or sliding_attention per layer");
       }
+      if (t == "sliding_attention" && !(sliding && window > 0)) {
+        cfg.refuse("layer_types", "names sliding_attention layers but no sliding window is set "
+                                  "(use_sliding_window and sliding_window)");
+      }
+      windows.push_back(t == "sliding_attention" ? window : 0);
     }
+    return windows;
   }
-  return sliding;
+  for (int64_t l = 0; l < n_layer; ++l) {
+    windows.push_back(sliding && window > 0 && l >= first_sliding ? window : 0);
+  }
+  return windows;
 }
 
 ArchitectureConfig parse(const HFConfig& cfg) {
   const std::string type = cfg.string("model_type", "llama");
   ArchitectureConfig a;
   a.model_type = type;
-  a.n_layer = cfg.integer("num_hidden_layers");
-  a.d_model = cfg.integer("hidden_size");
-  a.n_head = cfg.integer("num_attention_heads");
-  a.n_kv_head = cfg.integer("num_key_value_heads", a.n_head);
-  a.head_dim = cfg.integer("head_dim", a.d_model / a.n_head);
-  a.d_ffn = cfg.integer("intermediate_size");
-  a.vocab_size = cfg.integer("vocab_size");
-  a.context_length = cfg.integer("max_position_embeddings");
+  a.n_layer = cfg.size("num_hidden_layers");
+  a.d_model = cfg.size("hidden_size");
+  a.n_head = cfg.size("num_attention_heads");
+  a.n_kv_head = cfg.size("num_key_value_heads", a.n_head);
+  a.head_dim = cfg.size("head_dim", a.d_model / a.n_head);
+  a.d_ffn = cfg.size("intermediate_size");
+  a.vocab_size = cfg.size("vocab_size");
+  a.context_length = cfg.size("max_position_embeddings");
   a.norm = Norm::RMSNorm;
-  a.norm_eps = cfg.number("rms_norm_eps", 1e-6);
+  a.norm_eps = cfg.positive("rms_norm_eps", 1e-6);
   if (cfg.string("hidden_act", "silu") != "silu") cfg.refuse("hidden_act", "expected silu (SwiGLU)");
   a.mlp = Mlp::SwiGLU;
   a.rope = parse_rope(cfg, a.head_dim);
@@ -63,9 +70,7 @@ ArchitectureConfig parse(const HFConfig& cfg) {
   a.mlp_bias = cfg.boolean("mlp_bias", false);
   // pretraining_tp > 1 splits the projections into slices summed afterwards: the same products.
   cfg.ignore({"pretraining_tp"});
-  const bool sliding = type == "qwen2" ? qwen2_slides(cfg) : type == "mistral";
-  check_window(cfg, a.context_length, sliding);
-  if (!sliding) cfg.ignore({"sliding_window"});
+  a.layer_windows = layer_windows(cfg, type, a.n_layer);
   return a;
 }
 

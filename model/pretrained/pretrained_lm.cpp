@@ -7,39 +7,12 @@ namespace attnbench::model::pretrained {
 
 namespace F = torch::nn::functional;
 
-torch::Tensor rope_inverse_frequencies(const Rope& rope) {
-  // transformers' default: 1 / theta^(arange(0, dims, 2) / dims), in float32.
-  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
-  const torch::Tensor exponent = torch::arange(0, rope.dims, 2, f32) / static_cast<double>(rope.dims);
-  torch::Tensor inv_freq = 1.0 / torch::pow(rope.theta, exponent);
-  switch (rope.scaling) {
-    case RopeScaling::None:
-      return inv_freq;
-    case RopeScaling::Linear:  // positions / factor, applied to the frequencies
-      return inv_freq / rope.factor;
-    case RopeScaling::Llama3: {
-      // Llama 3.1's rule: wavelengths beyond original_context / low_freq_factor are stretched by
-      // `factor`, those below original_context / high_freq_factor kept, and the band between
-      // interpolated smoothly.
-      const double old_context = static_cast<double>(rope.original_context);
-      const double low_wavelen = old_context / rope.low_freq_factor;
-      const double high_wavelen = old_context / rope.high_freq_factor;
-      const torch::Tensor wavelen = 2 * M_PI / inv_freq;
-      torch::Tensor scaled = torch::where(wavelen > low_wavelen, inv_freq / rope.factor, inv_freq);
-      const torch::Tensor smooth = (old_context / wavelen - rope.low_freq_factor) /
-                                   (rope.high_freq_factor - rope.low_freq_factor);
-      const torch::Tensor smoothed = (1 - smooth) * scaled / rope.factor + smooth * scaled;
-      const torch::Tensor medium = (wavelen >= high_wavelen).logical_and(wavelen <= low_wavelen);
-      return torch::where(medium, smoothed, scaled);
-    }
-  }
-  throw std::logic_error("rope_inverse_frequencies: unhandled scaling");
-}
-
-PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg) : cfg_(std::move(cfg)) {
+PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg, torch::Device device)
+    : cfg_(std::move(cfg)) {
   const int64_t C = cfg_.d_model, D = cfg_.head_dim, Hq = cfg_.n_head, Hkv = cfg_.n_kv_head;
-  auto param = [this](const std::string& name, std::vector<int64_t> shape) {
-    return register_parameter(name, torch::empty(shape, torch::kFloat32), /*requires_grad=*/false);
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  auto param = [this, options](const std::string& name, std::vector<int64_t> shape) {
+    return register_parameter(name, torch::empty(shape, options), /*requires_grad=*/false);
   };
   auto norm_params = [&](const std::string& name) {
     NormWeights n;
@@ -47,9 +20,14 @@ PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg) : cfg_(std::move(cfg)
     if (cfg_.norm == Norm::LayerNorm) n.bias = param(name + "_bias", {C});
     return n;
   };
-  wte = param("wte", {cfg_.vocab_size, C});
-  if (cfg_.learned_positions) wpe = param("wpe", {cfg_.context_length, C});
-  if (!cfg_.tied) lm_head = param("lm_head", {cfg_.vocab_size, C});
+  const int64_t E = cfg_.embed_width();
+  wte = param("wte", {cfg_.vocab_size, E});
+  if (E != C) {
+    project_in = param("project_in", {C, E});
+    project_out = param("project_out", {E, C});
+  }
+  if (cfg_.learned_positions) wpe = param("wpe", {cfg_.position_offset + cfg_.context_length, C});
+  if (!cfg_.tied) lm_head = param("lm_head", {cfg_.vocab_size, E});
   for (int64_t l = 0; l < cfg_.n_layer; ++l) {
     const std::string p = "layer" + std::to_string(l) + "_";
     LayerWeights w;
@@ -75,8 +53,13 @@ PretrainedLMImpl::PretrainedLMImpl(ArchitectureConfig cfg) : cfg_(std::move(cfg)
     }
     layers.push_back(std::move(w));
   }
-  final_norm = norm_params("final_norm");
-  if (cfg_.rope.dims > 0) inv_freq_ = register_buffer("inv_freq", rope_inverse_frequencies(cfg_.rope));
+  if (cfg_.final_norm) final_norm = norm_params("final_norm");
+  if (cfg_.rope.dims > 0) {
+    // In float32, as transformers computes them: the same angles to the last bit.
+    inv_freq_ = register_buffer(
+        "inv_freq",
+        variants::rope_inverse_frequencies(cfg_.rope.frequencies, cfg_.rope.dims, torch::kFloat32));
+  }
 }
 
 LMShape shape_of(const ArchitectureConfig& cfg) {
@@ -100,13 +83,14 @@ const torch::Tensor& PretrainedLMImpl::head_weight() const { return cfg_.tied ? 
 
 torch::Tensor PretrainedLMImpl::embed_at(const torch::Tensor& idx, int64_t first) {
   torch::Tensor h = F::embedding(idx, wte);
+  if (project_in.defined()) h = F::linear(h, project_in);
   if (cfg_.learned_positions) {
     const int64_t T = idx.size(1);
     if (first + T > cfg_.context_length) {
-      throw std::invalid_argument("positions beyond n_positions = " +
-                                  std::to_string(cfg_.context_length));
+      throw std::invalid_argument("positions beyond the model's " +
+                                  std::to_string(cfg_.context_length) + " learned positions");
     }
-    h = h + wpe.narrow(0, first, T);
+    h = h + wpe.narrow(0, cfg_.position_offset + first, T);
   }
   return h;
 }
@@ -119,25 +103,37 @@ torch::Tensor PretrainedLMImpl::hidden(const torch::Tensor& idx, DecoderCache* c
   torch::Tensor h = embed_at(idx, first);
   const Positions p = positions(first, h);
   for (size_t l = 0; l < layers.size(); ++l) {
-    h = block(layers[l], h, p, cache ? &cache->layers[l] : nullptr, nullptr);
+    h = block(static_cast<int64_t>(l), h, p, cache ? &cache->layers[l] : nullptr, nullptr);
   }
-  return norm(final_norm, h);
+  if (cfg_.final_norm) h = norm(final_norm, h);
+  return project_out.defined() ? F::linear(h, project_out) : h;
 }
 
 torch::Tensor PretrainedLMImpl::layer(int64_t l, const torch::Tensor& h, torch::Tensor* weights) {
-  return block(layers.at(static_cast<size_t>(l)), h, positions(0, h), nullptr, weights);
+  if (l < 0 || l >= static_cast<int64_t>(layers.size())) throw std::out_of_range("layer index");
+  return block(l, h, positions(0, h), nullptr, weights);
 }
 
-PretrainedLMImpl::Positions PretrainedLMImpl::positions(int64_t first, const torch::Tensor& h) const {
+PretrainedLMImpl::Positions PretrainedLMImpl::positions(int64_t first,
+                                                        const torch::Tensor& h) const {
   const int64_t T = h.size(1);
   Positions p;
-  // Causal: query i (position first + i) sees keys 0 .. first + i.
-  p.future = torch::ones({T, first + T}, torch::TensorOptions().dtype(torch::kBool).device(h.device()))
-                 .triu(first + 1);
+  // Query i (position first + i) sees keys j <= first + i, and within a window W those with
+  // first + i - j < W (transformers' sliding_window_overlay: kv_idx > q_idx - W).
+  const auto ints = torch::TensorOptions().dtype(torch::kInt64).device(h.device());
+  const torch::Tensor distance = torch::arange(first, first + T, ints).unsqueeze(1) -
+                                 torch::arange(0, first + T, ints).unsqueeze(0);  // i - j
+  for (int64_t l = 0; l < cfg_.n_layer; ++l) {
+    const int64_t window = cfg_.window(l);
+    if (p.hidden_keys.count(window)) continue;
+    torch::Tensor hidden = distance < 0;
+    if (window > 0) hidden = hidden.logical_or(distance >= window);
+    p.hidden_keys.emplace(window, hidden);
+  }
   if (cfg_.rope.dims == 0) return p;
   // cos/sin of positions x inverse frequencies, duplicated over the two halves (rotate_half).
-  const torch::Tensor at =
-      torch::arange(first, first + T, torch::TensorOptions().dtype(torch::kFloat32).device(h.device()));
+  const torch::Tensor at = torch::arange(
+      first, first + T, torch::TensorOptions().dtype(torch::kFloat32).device(h.device()));
   const torch::Tensor freqs = at.unsqueeze(1) * inv_freq_.to(h.device()).unsqueeze(0);
   const torch::Tensor angles = torch::cat({freqs, freqs}, -1);
   p.cos = angles.cos().to(h.scalar_type());
@@ -145,10 +141,14 @@ PretrainedLMImpl::Positions PretrainedLMImpl::positions(int64_t first, const tor
   return p;
 }
 
-torch::Tensor PretrainedLMImpl::block(const LayerWeights& w, const torch::Tensor& h,
-                                      const Positions& p, variants::KVCache* cache,
-                                      torch::Tensor* weights) {
-  const torch::Tensor a = attention(w, norm(w.norm1, h), p, cache, weights);
+torch::Tensor PretrainedLMImpl::block(int64_t l, const torch::Tensor& h, const Positions& p,
+                                      variants::KVCache* cache, torch::Tensor* weights) {
+  const LayerWeights& w = layers[static_cast<size_t>(l)];
+  if (!cfg_.pre_norm) {  // OPT with do_layer_norm_before = false
+    const torch::Tensor x = norm(w.norm1, h + attention(l, h, p, cache, weights));
+    return norm(w.norm2, x + mlp(w, x));
+  }
+  const torch::Tensor a = attention(l, norm(w.norm1, h), p, cache, weights);
   if (cfg_.parallel_residual) return h + a + mlp(w, norm(w.norm2, h));
   const torch::Tensor x = h + a;
   return x + mlp(w, norm(w.norm2, x));
@@ -168,12 +168,15 @@ torch::Tensor PretrainedLMImpl::norm(const NormWeights& w, const torch::Tensor& 
 torch::Tensor PretrainedLMImpl::mlp(const LayerWeights& w, const torch::Tensor& x) const {
   switch (cfg_.mlp) {
     case Mlp::SwiGLU:
-      return F::linear(torch::silu(F::linear(x, w.gate, w.gate_bias)) * F::linear(x, w.up, w.up_bias),
-                       w.down, w.down_bias);
+      return F::linear(
+          torch::silu(F::linear(x, w.gate, w.gate_bias)) * F::linear(x, w.up, w.up_bias), w.down,
+          w.down_bias);
     case Mlp::GeluExact:
       return F::linear(torch::gelu(F::linear(x, w.up, w.up_bias)), w.down, w.down_bias);
     case Mlp::GeluTanh:
       return F::linear(torch::gelu(F::linear(x, w.up, w.up_bias), "tanh"), w.down, w.down_bias);
+    case Mlp::Relu:
+      return F::linear(torch::relu(F::linear(x, w.up, w.up_bias)), w.down, w.down_bias);
   }
   throw std::logic_error("PretrainedLM: unhandled MLP");
 }
@@ -182,17 +185,20 @@ torch::Tensor PretrainedLMImpl::rotate(const torch::Tensor& x, const Positions& 
   if (cfg_.rope.dims == 0) return x;
   const int64_t R = cfg_.rope.dims;
   const torch::Tensor rot = x.narrow(-1, 0, R);
-  const torch::Tensor half = torch::cat({-rot.narrow(-1, R / 2, R / 2), rot.narrow(-1, 0, R / 2)}, -1);
+  const torch::Tensor half =
+      torch::cat({-rot.narrow(-1, R / 2, R / 2), rot.narrow(-1, 0, R / 2)}, -1);
   const torch::Tensor rotated = rot * p.cos + half * p.sin;
   return R == x.size(-1) ? rotated : torch::cat({rotated, x.narrow(-1, R, x.size(-1) - R)}, -1);
 }
 
-torch::Tensor PretrainedLMImpl::attention(const LayerWeights& w, const torch::Tensor& x,
-                                          const Positions& p, variants::KVCache* cache,
-                                          torch::Tensor* weights) {
+torch::Tensor PretrainedLMImpl::attention(int64_t l, const torch::Tensor& x, const Positions& p,
+                                          variants::KVCache* cache, torch::Tensor* weights) {
+  const LayerWeights& w = layers[static_cast<size_t>(l)];
   const int64_t B = x.size(0), T = x.size(1), D = cfg_.head_dim;
   const int64_t Hq = cfg_.n_head, Hkv = cfg_.n_kv_head;
-  auto heads = [&](const torch::Tensor& t, int64_t H) { return t.view({B, T, H, D}).transpose(1, 2); };
+  auto heads = [&](const torch::Tensor& t, int64_t H) {
+    return t.view({B, T, H, D}).transpose(1, 2);
+  };
   const torch::Tensor q = rotate(heads(F::linear(x, w.q, w.q_bias), Hq), p);
   torch::Tensor k = rotate(heads(F::linear(x, w.k, w.k_bias), Hkv), p);
   torch::Tensor v = heads(F::linear(x, w.v, w.v_bias), Hkv);
@@ -204,13 +210,11 @@ torch::Tensor PretrainedLMImpl::attention(const LayerWeights& w, const torch::Te
     cache->k = k;
     cache->v = v;
   }
-  // Grouped-query attention: key/value head j serves query heads j n_rep .. (j + 1) n_rep - 1.
-  if (Hkv != Hq) {
-    k = k.repeat_interleave(Hq / Hkv, 1);
-    v = v.repeat_interleave(Hq / Hkv, 1);
-  }
+  k = variants::repeat_kv(k, Hq / Hkv);  // grouped-query attention
+  v = variants::repeat_kv(v, Hq / Hkv);
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
-  scores = scores.masked_fill(p.future, -std::numeric_limits<float>::infinity());
+  scores =
+      scores.masked_fill(p.hidden_keys.at(cfg_.window(l)), -std::numeric_limits<float>::infinity());
   const torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
   if (weights) *weights = probs;
   const torch::Tensor out = torch::matmul(probs, v).transpose(1, 2).reshape({B, T, Hq * D});

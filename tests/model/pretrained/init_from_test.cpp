@@ -12,6 +12,7 @@
 #include "core/data/safetensors.h"
 #include "model/decoder.h"
 #include "model/pretrained/init_from.h"
+#include "tests/hf_fixtures.h"
 
 // A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
 namespace init_from_test {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kFixtures = fs::path(ATTNBENCH_SOURCE_DIR) / "tests" / "fixtures" / "hf";
+const fs::path& kFixtures = testing::hf_fixtures();
 
 config::RunConfig resolved(const std::string& fixture, const std::string& attention,
                            const std::string& model_keys = "") {
@@ -93,6 +94,39 @@ CATCH_TEST_CASE("a decoder started from a Llama-family folder computes transform
   }
 }
 
+CATCH_TEST_CASE("a Llama 3 (llama3 RoPE scaling) or linearly scaled folder continues with its "
+                "scaling: the same logits as transformers, and other logits without it") {
+  for (const std::string fixture : {"llama_gqa", "llama_linear_tied"}) {
+    for (const std::string attention :
+         {"variant = \"softmax\"", "variant = \"lazy\"\ntau_init = 0.0"}) {
+      CATCH_INFO(fixture << ": " << attention);
+      const config::RunConfig cfg = resolved(fixture, attention);
+      CATCH_CHECK(cfg.attention.get_string("rope_scaling") ==
+                  (fixture == "llama_gqa" ? "llama3" : "linear"));
+      model::DecoderLM m(cfg);
+      model::load_init_from(*m, cfg);
+      CATCH_CHECK(worst_relative_error(*m, fixture) < 1e-5);
+      // The scaling is what makes it exact: the same weights rotated at the unscaled frequencies.
+      config::RunConfig unscaled = cfg;
+      for (const char* key : {"rope_scaling", "rope_scaling_factor", "rope_low_freq_factor",
+                              "rope_high_freq_factor", "rope_original_max_position_embeddings"}) {
+        unscaled.attention.params.erase(key);
+      }
+      model::DecoderLM plain(unscaled);
+      model::load_init_from(*plain, cfg);  // the folder's shape; the module's own frequencies
+      CATCH_CHECK(worst_relative_error(*plain, fixture) > 1e-3);
+    }
+  }
+  const config::RunConfig cfg = resolved("llama_gqa", "variant = \"softmax\"");
+  CATCH_CHECK(cfg.attention.get_float("rope_scaling_factor") == 8.0);
+  CATCH_CHECK(cfg.attention.get_float("rope_original_max_position_embeddings") == 256.0);
+  // A run without scaling keeps the id it had before the scaling parameters existed: none of them
+  // is in its resolved config.
+  CATCH_CHECK(
+      resolved("llama_sharded", "variant = \"softmax\"").attention.params.count("rope_scaling") ==
+      0);
+}
+
 CATCH_TEST_CASE("the variant's own parameters are what make the start exact: a lazy decoder at "
                 "tau_init -1 computes other logits") {
   config::RunConfig cfg = resolved("llama_sharded", "variant = \"lazy\"\ntau_init = 0.0");
@@ -115,7 +149,11 @@ CATCH_TEST_CASE("what cannot start as the pretrained model is refused naming the
   CATCH_CHECK_THAT(refusal("llama_sharded", "variant = \"softpick\""),
                    Contains("attention.variant = softpick has no start equal to softmax"));
   CATCH_CHECK_THAT(refusal("gpt2", "variant = \"softmax\""), Contains("model_type = gpt2"));
-  CATCH_CHECK_THAT(refusal("llama_gqa", "variant = \"softmax\""), Contains("rope_scaling"));
+  CATCH_CHECK_THAT(refusal("mistral_sliding", "variant = \"softmax\""),
+                   Contains("sliding_window = 4") && Contains("model.context_length = 32"));
+  CATCH_CHECK(refusal("mistral_sliding", "variant = \"softmax\"", "context_length = 4\n").empty());
+  CATCH_CHECK_THAT(refusal("llama_gqa", "variant = \"softmax\"\nrope_scaling = \"linear\""),
+                   Contains("attention.rope_scaling is set by model.init_from"));
   CATCH_CHECK_THAT(refusal("qwen2", "variant = \"softmax\""), Contains("attention biases"));
   CATCH_CHECK_THAT(refusal("llama_sharded", "variant = \"softmax\"", "d_model = 64\n"),
                    Contains("init_from.toml:4") &&
