@@ -81,4 +81,6 @@ if(ATTNBENCH_FUZZ)
   attnbench_fuzzer(checkpoint_manifest SOURCES model/checkpoint_dir.cpp LIBS ab_core)
   attnbench_fuzzer(tokenizer LIBS ab_core)
   attnbench_fuzzer(hf_tokenizer LIBS ab_core)
+  attnbench_fuzzer(hf_files SOURCES model/pretrained/hf_config.cpp
+                   model/pretrained/transformers_keys.cpp LIBS ab_core)
 endif()

@@ -2,6 +2,7 @@
 // AddedVocabulary reads and finds them: special tokens and the like are cut out of the text
 // before the normalizer / pre-tokenizer / model see it, each becoming its id.
 #include <algorithm>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -84,15 +85,18 @@ AddedVocabulary AddedVocabulary::parse(const Json& list, const Where& at, const 
     std::string spelled = normalized ? normalizer.apply(content) : content;
     if (spelled.empty()) (where / "content").fail("is normalised to nothing");
     v.by_id_.emplace(id, v.tokens_.size());
-    (normalized ? v.normalized_ : v.raw_)[first_byte(spelled)].push_back(v.tokens_.size());
+    v.by_content_.emplace(content, v.tokens_.size());
+    Index& index = normalized ? v.normalized_ : v.raw_;
+    if (index.by_spelling.emplace(spelled, v.tokens_.size()).second) {
+      index.lengths[first_byte(spelled)].push_back(spelled.size());
+    }
     v.tokens_.push_back({id, content, spelled, flag(t, where, "lstrip"), flag(t, where, "rstrip"),
                          normalized, flag(t, where, "special")});
   }
-  for (auto* buckets : {&v.raw_, &v.normalized_}) {
-    for (Bucket& b : *buckets) {  // longest first: the first that matches is the longest
-      std::stable_sort(b.begin(), b.end(), [&](size_t x, size_t y) {
-        return v.tokens_[x].spelled.size() > v.tokens_[y].spelled.size();
-      });
+  for (Index* index : {&v.raw_, &v.normalized_}) {
+    for (std::vector<size_t>& lengths : index->lengths) {  // longest first: the first found wins
+      std::sort(lengths.begin(), lengths.end(), std::greater<>());
+      lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
     }
   }
   return v;
@@ -100,8 +104,12 @@ AddedVocabulary AddedVocabulary::parse(const Json& list, const Where& at, const 
 
 const AddedVocabulary::Token* AddedVocabulary::longest_at(std::string_view text, size_t pos,
                                                           bool normalized) const {
-  for (size_t i : (normalized ? normalized_ : raw_)[first_byte(text.substr(pos))])
-    if (text.compare(pos, tokens_[i].spelled.size(), tokens_[i].spelled) == 0) return &tokens_[i];
+  const Index& index = normalized ? normalized_ : raw_;
+  for (const size_t n : index.lengths[first_byte(text.substr(pos))]) {
+    if (n > text.size() - pos) continue;
+    const auto it = index.by_spelling.find(std::string(text.substr(pos, n)));
+    if (it != index.by_spelling.end()) return &tokens_[it->second];
+  }
   return nullptr;
 }
 
@@ -137,9 +145,8 @@ const AddedVocabulary::Token* AddedVocabulary::find(uint32_t id) const {
 }
 
 std::optional<uint32_t> AddedVocabulary::id(std::string_view content) const {
-  for (const Token& t : tokens_)
-    if (t.content == content) return t.id;
-  return std::nullopt;
+  const auto it = by_content_.find(std::string(content));
+  return it == by_content_.end() ? std::nullopt : std::optional<uint32_t>(tokens_[it->second].id);
 }
 
 uint32_t AddedVocabulary::end_id() const {

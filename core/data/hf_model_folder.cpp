@@ -1,8 +1,8 @@
 #include "core/data/hf_model_folder.h"
 
-#include <fstream>
-
 #include <nlohmann/json.hpp>
+
+#include "core/common/json_input.h"
 
 namespace attnbench::data {
 
@@ -10,8 +10,9 @@ bool is_hf_model_folder(const std::filesystem::path& dir) {
   const std::filesystem::path config = dir / "config.json";
   std::error_code ec;
   if (!std::filesystem::is_regular_file(config, ec)) return false;
-  std::ifstream in(config);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  JsonLimits limits;
+  limits.max_bytes = 16u << 20;  // as HFConfig reads it
+  const nlohmann::json j = read_json_input(config, "the file", limits);
   return j.is_object() && j.contains("model_type");
 }
 

@@ -8,6 +8,9 @@
 
 namespace attnbench::data {
 
+// InputError naming config.json when it is there but is not JSON, or is nested or sized beyond
+// what a config can be (core/common/json_input.h): neither a model nor a run folder holds such a
+// file, and the folder's reader would otherwise report something else missing.
 bool is_hf_model_folder(const std::filesystem::path& dir);
 
 // The model's name: its folder's ("models/gpt2/" and "models/gpt2" are both "gpt2").

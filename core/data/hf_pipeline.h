@@ -151,11 +151,17 @@ class AddedVocabulary {
   uint32_t end_id() const;  // max id + 1, 0 when empty
 
  private:
-  using Bucket = std::vector<size_t>;  // indices into tokens_, longest spelling first
+  // The tokens of one normalized flag, found in time linear in the text whatever their number:
+  // each spelling once (the first token listed with it), and per first byte the lengths spelled.
+  struct Index {
+    std::unordered_map<std::string, size_t> by_spelling;  // -> index into tokens_
+    std::array<std::vector<size_t>, 256> lengths;         // distinct, longest first
+  };
   const Token* longest_at(std::string_view text, size_t pos, bool normalized) const;
   std::vector<Token> tokens_;
   std::unordered_map<uint32_t, size_t> by_id_;
-  std::array<Bucket, 256> raw_, normalized_;  // by first byte
+  std::unordered_map<std::string, size_t> by_content_;
+  Index raw_, normalized_;
 };
 
 // decoder: null, Sequence, ByteLevel, Metaspace, Replace (String pattern), ByteFallback, Fuse,

@@ -248,8 +248,9 @@ class ByteLevelStep : public PreTokenizer::Step {
 // the text between matches is).
 class SplitStep : public PreTokenizer::Step {
  public:
-  SplitStep(std::unique_ptr<Pretokenizer> regex, std::string literal, bool remove)
-      : regex_(std::move(regex)), literal_(std::move(literal)), remove_(remove) {}
+  SplitStep(std::unique_ptr<Pretokenizer> regex, std::string literal, bool remove, Where where)
+      : regex_(std::move(regex)), literal_(std::move(literal)), remove_(remove),
+        where_(std::move(where)) {}
 
   void apply(Piece piece, std::vector<Piece>& out) const override {
     std::string_view text = piece.text;
@@ -260,7 +261,11 @@ class SplitStep : public PreTokenizer::Step {
       done = end;
     };
     if (regex_) {
-      regex_->find(text, on_match);
+      try {
+        regex_->find(text, on_match);
+      } catch (const std::runtime_error& e) {  // PCRE2 gave up (its match or depth limit)
+        where_.fail(std::string("cannot be matched on this text: ") + e.what());
+      }
     } else {
       for (size_t at; (at = text.find(literal_, done)) != std::string_view::npos;)
         on_match(at, at + literal_.size());
@@ -272,6 +277,7 @@ class SplitStep : public PreTokenizer::Step {
   std::unique_ptr<Pretokenizer> regex_;  // or, for a String pattern, literal_
   std::string literal_;
   bool remove_;
+  Where where_;  // the pattern in tokenizer.json, named when matching fails
 };
 
 // Metaspace: spaces become the replacement character, which is prepended per prepend_scheme;
@@ -311,7 +317,8 @@ std::unique_ptr<PreTokenizer::Step> split_step(const Json& spec, const Where& at
   if (pattern.is_object() && pattern.size() == 1 && pattern.contains("String")) {
     std::string literal = string_at(pattern["String"], at / "pattern" / "String");
     if (literal.empty()) (at / "pattern" / "String").fail("must not be empty");
-    return std::make_unique<SplitStep>(nullptr, std::move(literal), behavior == "Removed");
+    return std::make_unique<SplitStep>(nullptr, std::move(literal), behavior == "Removed",
+                                       at / "pattern" / "String");
   }
   if (!pattern.is_object() || pattern.size() != 1 || !pattern.contains("Regex")) {
     unsupported(at / "pattern", pattern, "{\"Regex\": ...}, {\"String\": ...}");
@@ -320,7 +327,7 @@ std::unique_ptr<PreTokenizer::Step> split_step(const Json& spec, const Where& at
   std::string translated = OnigToPcre2(string_at(pattern["Regex"], where), where).translate();
   try {
     return std::make_unique<SplitStep>(std::make_unique<Pretokenizer>(translated), "",
-                                       behavior == "Removed");
+                                       behavior == "Removed", where);
   } catch (const std::runtime_error& e) {
     where.fail(std::string("is refused: ") + e.what());
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/json_input.h"
 #include "core/common/regular_file.h"
 #include "core/data/hf_pipeline.h"
 #include "core/data/utf8.h"
@@ -82,11 +83,9 @@ Json read_json(const fs::path& path) {
     throw UsageError(std::string(e.what()) + " (expected a Hugging Face tokenizer folder: " +
                      "tokenizer.json, and optionally tokenizer_config.json)");
   }
-  try {
-    return Json::parse(text);
-  } catch (const Json::exception& e) {  // parse_error, or out_of_range for 1e999
-    throw InputError({path.string(), 0, 0}, std::string("invalid JSON: ") + e.what());
-  }
+  // Bounded before the pipeline walks it (a Sequence nested 100,000 deep would overflow the stack
+  // of the recursive readers): the depth, a key given twice, and nlohmann's reason in one line.
+  return parse_json_input(text, path, "the file");
 }
 
 // TemplateProcessing's single template: the ids of the special tokens ahead of $A. Tokens after

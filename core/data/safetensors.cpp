@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/json_input.h"
 #include "core/common/regular_file.h"
 
 // The rules taken from the format's reference reader (huggingface/safetensors, tensor.rs,
@@ -64,71 +65,6 @@ const std::vector<std::string> kPackedDtypes = {"F4", "F6_E2M3", "F6_E3M2"};
   throw InputError({file.string()}, what);
 }
 
-// Names and strings from the file, quoted and cut short (a 100 MB name must not become the
-// message), control characters escaped (a NUL would end what() early, a newline split the line).
-std::string cut_quoted(std::string_view s) {
-  constexpr size_t kShown = 80;
-  std::string out = "'";
-  for (const char c : s.substr(0, kShown)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      out += c;
-      continue;
-    }
-    const char* hex = "0123456789abcdef";
-    out += {'\\', 'x', hex[byte >> 4], hex[byte & 15]};
-  }
-  return out + (s.size() > kShown ? "...'" : "'");
-}
-
-// What a JSON value is, for "found ..." in messages (never a recursive dump of the input).
-std::string describe(const json& v) {
-  if (v.is_number()) return "the number " + v.dump();
-  if (v.is_string()) return "the string " + cut_quoted(v.get_ref<const std::string&>());
-  if (v.is_null()) return "null";
-  return std::string(v.is_boolean() ? "a " : "an ") + v.type_name();
-}
-
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-std::string json_message(const json::exception& e) {
-  const std::string what = e.what();
-  const size_t cut = what.find("] ");
-  return cut == std::string::npos ? what : what.substr(cut + 2);
-}
-
-// Parses `text` (`what` the file holds: "the header", "the index"), refusing a key given twice in
-// one object and objects or arrays inside more than `max_depth` others (a header's deepest, a
-// shape, is inside 2: the header and its entry; the bound also caps the memory a hostile header
-// costs).
-json parse_strict(std::string_view text, const fs::path& file, const std::string& what,
-                  int max_depth) {
-  std::vector<std::set<std::string>> keys;  // one set per open object
-  std::string top_key;
-  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-    using E = json::parse_event_t;
-    if ((event == E::object_start || event == E::array_start) && depth > max_depth) {
-      refuse(file, what + " nests objects or arrays " + std::to_string(depth + 1) +
-                       " deep, more than the " + std::to_string(max_depth + 1) + " it can have");
-    }
-    if (event == E::object_start) keys.emplace_back();
-    if (event == E::object_end) keys.pop_back();
-    if (event != E::key) return true;
-    const auto& key = parsed.get_ref<const std::string&>();
-    if (depth == 1) top_key = key;
-    if (!keys.back().insert(key).second) {
-      refuse(file, what + " has the key " + cut_quoted(key) + " twice" +
-                       (depth == 1 ? "" : " in " + cut_quoted(top_key)) +
-                       "; each key must appear once");
-    }
-    return true;
-  };
-  try {
-    return json::parse(text.begin(), text.end(), check);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
-    refuse(file, what + " is not valid JSON: " + json_message(e));
-  }
-}
-
 // A non-negative JSON integer (nlohmann stores it as unsigned, or as signed for "-0").
 bool as_count(const json& v, uint64_t& out) {
   if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0)) return false;
@@ -150,12 +86,12 @@ struct TensorContext {
   const fs::path& file;
   const std::string& name;
   [[noreturn]] void fail(const std::string& what) const {
-    refuse(file, "tensor " + cut_quoted(name) + ": " + what);
+    refuse(file, "tensor " + quoted_excerpt(name) + ": " + what);
   }
 };
 
 SafetensorsDtype parse_dtype(const json& v, const TensorContext& at) {
-  if (!v.is_string()) at.fail("dtype must be a string such as \"F32\", found " + describe(v));
+  if (!v.is_string()) at.fail("dtype must be a string such as \"F32\", found " + describe_json(v));
   const auto& s = v.get_ref<const std::string&>();
   std::vector<std::string> known;
   for (const auto& [name, dtype] : dtype_names()) {
@@ -165,7 +101,7 @@ SafetensorsDtype parse_dtype(const json& v, const TensorContext& at) {
   if (std::find(kPackedDtypes.begin(), kPackedDtypes.end(), s) != kPackedDtypes.end()) {
     at.fail("dtype " + s + " is not read: its items are packed below a byte");
   }
-  at.fail("unknown dtype " + cut_quoted(s) + did_you_mean(s, known) +
+  at.fail("unknown dtype " + quoted_excerpt(s) + did_you_mean(s, known) +
           " (expected F32, F16, BF16 or another of the format's dtypes)");
 }
 
@@ -177,7 +113,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 
 std::vector<int64_t> parse_shape(const json& v, const TensorContext& at) {
   if (!v.is_array()) {
-    at.fail("shape must be an array of non-negative integers, found " + describe(v));
+    at.fail("shape must be an array of non-negative integers, found " + describe_json(v));
   }
   if (v.size() > kMaxDims) {
     at.fail("shape has " + std::to_string(v.size()) + " dimensions; at most " +
@@ -188,7 +124,7 @@ std::vector<int64_t> parse_shape(const json& v, const TensorContext& at) {
     uint64_t d = 0;
     if (!as_count(v[i], d) || d > kMaxSize) {
       at.fail("shape[" + std::to_string(i) + "] must be a non-negative integer below 2^63, found " +
-              describe(v[i]));
+              describe_json(v[i]));
     }
     shape.push_back(static_cast<int64_t>(d));
   }
@@ -226,13 +162,13 @@ void parse_offsets(const json& v, uint64_t bytes, uint64_t data_bytes, Entry& e,
                    const TensorContext& at) {
   if (!v.is_array() || v.size() != 2) {
     at.fail("data_offsets must be [begin, end], found " +
-            (v.is_array() ? "an array of " + std::to_string(v.size()) + " values" : describe(v)));
+            (v.is_array() ? "an array of " + std::to_string(v.size()) + " values" : describe_json(v)));
   }
   uint64_t* const ends[2] = {&e.begin, &e.end};
   for (size_t i = 0; i < 2; ++i) {
     if (!as_count(v[i], *ends[i])) {
       at.fail("data_offsets[" + std::to_string(i) + "] must be a non-negative integer, found " +
-              describe(v[i]));
+              describe_json(v[i]));
     }
   }
   const std::string offsets = "data_offsets " + range_text(e.begin, e.end);
@@ -252,12 +188,12 @@ Entry parse_entry(const std::string& name, const json& v, uint64_t data_bytes,
                   const fs::path& file) {
   const TensorContext at{file, name};
   if (!v.is_object()) {
-    at.fail("expected an object {\"dtype\", \"shape\", \"data_offsets\"}, found " + describe(v));
+    at.fail("expected an object {\"dtype\", \"shape\", \"data_offsets\"}, found " + describe_json(v));
   }
   static const std::vector<std::string> kKeys = {"dtype", "shape", "data_offsets"};
   for (const auto& [key, value] : v.items()) {
     if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-      at.fail("unexpected key " + cut_quoted(key) + did_you_mean(key, kKeys) +
+      at.fail("unexpected key " + quoted_excerpt(key) + did_you_mean(key, kKeys) +
               " (an entry has exactly dtype, shape and data_offsets)");
     }
   }
@@ -276,13 +212,13 @@ Entry parse_entry(const std::string& name, const json& v, uint64_t data_bytes,
 
 std::map<std::string, std::string> parse_metadata(const json& v, const fs::path& file) {
   if (!v.is_object()) {
-    refuse(file, "\"__metadata__\" must be an object of strings, found " + describe(v));
+    refuse(file, "\"__metadata__\" must be an object of strings, found " + describe_json(v));
   }
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : v.items()) {
     if (!value.is_string()) {
-      refuse(file, "\"__metadata__\" entry " + cut_quoted(key) + " must be a string, found " +
-                       describe(value));
+      refuse(file, "\"__metadata__\" entry " + quoted_excerpt(key) + " must be a string, found " +
+                       describe_json(value));
     }
     out.emplace(key, value.get<std::string>());
   }
@@ -299,9 +235,9 @@ void check_coverage(std::vector<Entry>& entries, uint64_t data_bytes, const fs::
   const Entry* previous = nullptr;
   for (const Entry& e : entries) {
     const std::string what =
-        "tensor " + cut_quoted(e.name) + " (data_offsets " + range_text(e.begin, e.end) + ")";
+        "tensor " + quoted_excerpt(e.name) + " (data_offsets " + range_text(e.begin, e.end) + ")";
     if (e.begin < at) {
-      refuse(file, what + " overlaps tensor " + cut_quoted(previous->name) + " (data_offsets " +
+      refuse(file, what + " overlaps tensor " + quoted_excerpt(previous->name) + " (data_offsets " +
                        range_text(previous->begin, previous->end) + ")");
     }
     if (e.begin > at) {
@@ -366,8 +302,8 @@ Header parse_header(const std::byte* base, size_t file_bytes, const fs::path& fi
                      std::to_string(file_bytes) + " bytes): truncated or not a safetensors file");
   }
   const std::string_view text(reinterpret_cast<const char*>(base + 8), n);
-  const json j = parse_strict(text, file, "the header", 2);
-  if (!j.is_object()) refuse(file, "the header must be a JSON object, found " + describe(j));
+  const json j = parse_json_input(text, file, "the header", JsonLimits{2});
+  if (!j.is_object()) refuse(file, "the header must be a JSON object, found " + describe_json(j));
   const uint64_t data_bytes = file_bytes - 8 - n;
   Header h;
   h.data_start = 8 + n;
@@ -507,10 +443,11 @@ bool plain_file_name(const std::string& s) {
 
 std::map<std::string, std::string> read_safetensors_index(const fs::path& index_json) {
   const std::string text = read_regular_file(index_json, "safetensors index");
-  // "metadata" is free-form (total_size, ...), so no depth bound: nlohmann parses and frees nested
-  // values with stacks of its own, not by recursion.
-  const json j = parse_strict(text, index_json, "the index", INT_MAX);
-  if (!j.is_object()) refuse(index_json, "the index must be a JSON object, found " + describe(j));
+  // "metadata" is free-form (total_size, ...): bounded like any JSON a user hands attnbench.
+  const json j = parse_json_input(text, index_json, "the index");
+  if (!j.is_object()) {
+    refuse(index_json, "the index must be a JSON object, found " + describe_json(j));
+  }
   const auto map = j.find("weight_map");
   if (map == j.end()) {
     refuse(index_json, "the index has no \"weight_map\" (tensor name -> shard file)");
@@ -518,18 +455,18 @@ std::map<std::string, std::string> read_safetensors_index(const fs::path& index_
   if (!map->is_object()) {
     refuse(index_json,
            "\"weight_map\" must be an object of tensor name -> shard file name, found " +
-               describe(*map));
+               describe_json(*map));
   }
   std::map<std::string, std::string> out;
   for (const auto& [name, shard] : map->items()) {
-    const std::string where = "\"weight_map\" entry " + cut_quoted(name);
+    const std::string where = "\"weight_map\" entry " + quoted_excerpt(name);
     if (!shard.is_string()) {
-      refuse(index_json, where + " must be a shard file name, found " + describe(shard));
+      refuse(index_json, where + " must be a shard file name, found " + describe_json(shard));
     }
     const auto& s = shard.get_ref<const std::string&>();
     if (!plain_file_name(s)) {
       refuse(index_json,
-             where + " names " + cut_quoted(s) +
+             where + " names " + quoted_excerpt(s) +
                  ", not a file name in the index's folder (no '/' or '\\', not '.' or '..')");
     }
     out.emplace(name, s);

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/common/error.h"
-#include "core/common/regular_file.h"
+#include "core/common/json_input.h"
 #include "model/pretrained/transformers_keys.h"
 
 namespace attnbench::model::pretrained {
@@ -67,7 +67,13 @@ std::string readers_phrase(const std::string& readers) {
   return "transformers reads this key for every model (PreTrainedConfig)";
 }
 
-std::string show(const nlohmann::json& v) { return v.dump(); }
+// A value in a message: a scalar as JSON (escaped, cut after 80 bytes), an object or array by its
+// kind: never a dump of the input, which may be megabytes.
+std::string show(const nlohmann::json& v) {
+  if (v.is_object() || v.is_array()) return describe_json(v);
+  const std::string text = v.dump();
+  return text.size() <= 80 ? text : text.substr(0, 80) + "...";
+}
 
 }  // namespace
 
@@ -75,9 +81,11 @@ HFConfig::HFConfig(nlohmann::json json, std::filesystem::path file)
     : json_(std::move(json)), file_(std::move(file)) {}
 
 HFConfig HFConfig::read(const std::filesystem::path& file) {
-  const std::string text = read_regular_file(file, "model config");
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object()) {
+  // config.json files are a few KB; 16 MiB leaves room for long task_specific_params.
+  JsonLimits limits;
+  limits.max_bytes = 16u << 20;
+  nlohmann::json json = read_json_input(file, "the file", limits);
+  if (!json.is_object()) {
     throw UsageError(file.string() + ": not a JSON object (expected a Hugging Face config.json)");
   }
   return HFConfig(std::move(json), file);
@@ -175,7 +183,11 @@ void HFConfig::ignore(const std::vector<std::string>& keys) const {
 void HFConfig::refuse(const std::string& key, const std::string& why) const {
   const auto it = json_.find(key);
   const std::string value = it == json_.end() ? "(absent)" : show(*it);
-  throw UsageError(file_.string() + ": " + key + " = " + value + ": " + why);
+  // The key as JSON writes it (escaped, unquoted), cut like the value: it can be megabytes long.
+  const std::string escaped = nlohmann::json(key).dump();
+  const std::string name = escaped.substr(1, escaped.size() - 2);
+  throw UsageError(file_.string() + ": " + (name.size() <= 80 ? name : name.substr(0, 80) + "...") +
+                   " = " + value + ": " + why);
 }
 
 void HFConfig::finish() const {

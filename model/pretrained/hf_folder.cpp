@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/data/hf_model_folder.h"
@@ -15,13 +17,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The folder's weight files: model.safetensors, or the shards its index names (each checked to
-// exist before any is opened).
+// The folder's weight files as transformers chooses them: model.safetensors when the folder has one
+// (an index beside it is not read), else the shards model.safetensors.index.json names, each
+// checked to exist before any is opened.
 std::vector<fs::path> weight_files(const fs::path& dir) {
   const fs::path single = dir / "model.safetensors", index = dir / "model.safetensors.index.json";
+  if (fs::exists(single)) return {single};
   if (fs::exists(index)) {
     std::set<std::string> shards;
     for (const auto& [tensor, shard] : data::read_safetensors_index(index)) shards.insert(shard);
+    if (shards.empty()) throw UsageError(index.string() + ": weight_map names no tensor");
     std::vector<fs::path> files;
     for (const std::string& shard : shards) {
       if (!fs::is_regular_file(dir / shard)) {
@@ -31,7 +36,6 @@ std::vector<fs::path> weight_files(const fs::path& dir) {
     }
     return files;
   }
-  if (fs::exists(single)) return {single};
   throw UsageError(dir.string() + ": no weights (expected model.safetensors or "
                    "model.safetensors.index.json; pytorch_model.bin is not read)");
 }
@@ -51,6 +55,17 @@ class FolderWeights : public WeightSource {
   }
 
   bool has(const std::string& name) const override { return by_name_.count(name) > 0; }
+
+  // The values the files hold, every tensor's.
+  long double elements() const {
+    long double n = 0;
+    for (const auto& [name, entry] : by_name_) {
+      long double size = 1;
+      for (const int64_t d : entry.tensor->shape) size *= static_cast<long double>(d);
+      n += size;
+    }
+    return n;
+  }
 
   void take_into(const std::string& name, torch::Tensor& out) override {
     const bool check_only = out.is_meta();
@@ -125,14 +140,49 @@ ArchitectureConfig parse_architecture(const HFConfig& cfg) {
   return a;
 }
 
-// Every tensor the architecture needs is in the files with its shape, and no other is there
-// (unless `ignorable`): checked against a model on the meta device, so nothing is allocated or
-// read, and a config.json claiming a size its weights do not have fails before any memory is taken.
+// The parameters of a model of `a`'s architecture with `layers` layers, built on the meta device
+// (shapes only: the module is the one definition of them). long double: no size overflows.
+long double parameters(ArchitectureConfig a, int64_t layers) {
+  a.n_layer = layers;
+  a.layer_windows.clear();
+  const PretrainedLM m(a, torch::Device(torch::kMeta));
+  long double n = 0;
+  for (const torch::Tensor& p : m->parameters()) {
+    long double size = 1;
+    for (const int64_t d : p.sizes()) size *= static_cast<long double>(d);
+    n += size;
+  }
+  return n;
+}
+
+// The weights are checked against config.json before any is read or the model allocated. First
+// their count: the parameters config.json implies, P(0) + n_layer (P(1) - P(0)) from models of no
+// layer and of one (so a config claiming 100,000 layers is not built even on the meta device),
+// cannot exceed the values the files hold. Then each tensor the architecture needs is in the files
+// with its shape, and no other is there unless `ignorable`, against a model on the meta device.
 void check_weights(const ArchitectureConfig& a, const std::vector<fs::path>& files) {
   const Architecture& arch = architecture(a.model_type, "");
-  PretrainedLM shapes(a, torch::Device(torch::kMeta));
   FolderWeights weights(files);
-  arch.load(*shapes, weights);
+  const fs::path config = files.front().parent_path() / "config.json";
+  try {
+    const long double none = parameters(a, 0);
+    const long double implied = none + static_cast<long double>(a.n_layer) * (parameters(a, 1) - none);
+    if (implied > weights.elements()) {
+      throw UsageError(config.string() + ": its sizes (" + std::to_string(a.n_layer) +
+                       " layers of width " + std::to_string(a.d_model) + ", a vocabulary of " +
+                       std::to_string(a.vocab_size) + ", " + std::to_string(a.context_length) +
+                       " positions) imply " +
+                       fmt::format("{:.4g}", static_cast<double>(implied)) +
+                       " parameters, more than the " +
+                       fmt::format("{:.4g}", static_cast<double>(weights.elements())) +
+                       " values the weight files hold");
+    }
+    PretrainedLM shapes(a, torch::Device(torch::kMeta));
+    arch.load(*shapes, weights);
+  } catch (const c10::Error& e) {  // a size torch cannot represent, e.g. a numel past 2^63
+    throw UsageError(config.string() + ": its sizes describe no model torch can build (" +
+                     e.what_without_backtrace() + ")");
+  }
   weights.check_all_taken(arch.ignorable);
 }
 

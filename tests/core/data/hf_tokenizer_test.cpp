@@ -284,6 +284,59 @@ CATCH_TEST_CASE("HF tokenizers refuse what they do not implement", "[hf_tokenize
   }
 }
 
+CATCH_TEST_CASE("HF tokenizers bound what they read: nesting refused before it is walked, added "
+                "tokens found whatever their number",
+                "[hf_tokenizer]") {
+  // A pre-tokenizer Sequence nested 20,000 deep (0.8 MB): refused at once, naming the file.
+  std::string nested;
+  for (int i = 0; i < 20000; ++i) nested += R"({"type": "Sequence", "pretokenizers": [)";
+  nested += R"({"type": "ByteLevel", "add_prefix_space": false, "use_regex": true})";
+  for (int i = 0; i < 20000; ++i) nested += "]}";
+  {
+    Edited dir("gpt2", [&](Json& t) { t["pre_tokenizer"] = nullptr; });
+    std::string text;
+    {
+      std::ifstream in(dir.dir() / "tokenizer.json");
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    const std::string null_value = "\"pre_tokenizer\":null";
+    CATCH_REQUIRE(text.find(null_value) != std::string::npos);
+    text.replace(text.find(null_value), null_value.size(), "\"pre_tokenizer\":" + nested);
+    std::ofstream(dir.dir() / "tokenizer.json") << text;
+    CATCH_CHECK_THROWS_WITH(HFTokenizer::load(dir.dir()),
+                            Contains("tokenizer.json: the file nests objects or arrays") &&
+                                Contains("more than the 65 it can have"));
+  }
+  // A Split regex PCRE2 gives up on (catastrophic backtracking past its match limit): the pattern
+  // named in tokenizer.json, in one line.
+  {
+    Edited dir("gpt2", [](Json& t) {
+      t["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(a+)+(b|c)"}}},
+                            {"behavior", "Isolated"}, {"invert", false}};
+    });
+    const HFTokenizer bad = HFTokenizer::load(dir.dir());
+    const std::string text = std::string(40, 'a') + "d";
+    CATCH_CHECK_THROWS_AS(bad.encode(text), attnbench::InputError);
+    CATCH_CHECK_THROWS_WITH(bad.encode(text),
+                            Contains("tokenizer.json") && Contains("pattern") &&
+                                Contains("cannot be matched on this text") &&
+                                Contains("limit"));
+  }
+  // 100,000 added tokens (the library numbers them after the vocabulary): each found by its id and
+  // in text, the load linear in their number.
+  Edited many("gpt2", [](Json& t) {
+    for (uint32_t i = 0; i < 100000; ++i) {
+      t["added_tokens"].push_back({{"id", 801 + i}, {"content", "<tok" + std::to_string(i) + ">"},
+                                   {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                                   {"normalized", false}, {"special", true}});
+    }
+  });
+  const HFTokenizer t = HFTokenizer::load(many.dir());
+  CATCH_CHECK(t.vocab_size() == 100801);
+  CATCH_CHECK(t.encode("a<tok99999>b<tok7>") ==
+              Ids{t.encode("a")[0], 100800, t.encode("b")[0], 808});
+}
+
 CATCH_TEST_CASE("HF tokenizers check tokenizer_config.json and the files' presence",
                 "[hf_tokenizer]") {
   auto same = [](Json&) {};
@@ -313,7 +366,9 @@ CATCH_TEST_CASE("HF tokenizers check tokenizer_config.json and the files' presen
     CATCH_CHECK(!t.bos_id());
     CATCH_CHECK(!t.eos_id());
     std::ofstream(dir.dir() / "tokenizer.json") << "{\"model\": ";
-    CATCH_CHECK_THROWS_WITH(HFTokenizer::load(dir.dir()), Contains("invalid JSON"));
+    CATCH_CHECK_THROWS_WITH(HFTokenizer::load(dir.dir()),
+                            Contains("tokenizer.json: the file is not valid JSON: parse error") &&
+                                !Contains("json.exception"));
     fs::remove(dir.dir() / "tokenizer.json");
     CATCH_CHECK_THROWS_AS(HFTokenizer::load(dir.dir()), attnbench::UsageError);
     CATCH_CHECK_THROWS_WITH(HFTokenizer::load(dir.dir()),

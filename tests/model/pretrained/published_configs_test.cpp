@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -153,11 +154,77 @@ CATCH_TEST_CASE("a folder whose weights do not match its config.json is refused,
   const std::string model = "openai-community--gpt2";
   auto folder = build_folder(kFixtures / "published" / model / "config.json", model);
   nlohmann::json cfg = testing::read_json(folder->dir / "config.json");
-  cfg["n_layer"] = 24;  // 24 layers claimed beside 12 layers' weights
+  // 13 layers claimed beside 12 layers' weights: within the values the files hold (they also hold
+  // GPT-2's attn.bias masks), so the tensor-by-tensor check names what is missing.
+  cfg["n_layer"] = 13;
   std::ofstream(folder->dir / "config.json") << cfg.dump();
   CATCH_CHECK_THROWS_WITH(check_pretrained(folder->dir), Catch::Contains("h.12.ln_1.weight") &&
                                                               Catch::Contains("missing"));
   CATCH_CHECK_THROWS_WITH(load_pretrained(folder->dir), Catch::Contains("missing"));
+}
+
+CATCH_TEST_CASE("hostile folders are refused before anything is allocated, in one line") {
+  const std::string model = "openai-community--gpt2";
+  const fs::path published = kFixtures / "published" / model / "config.json";
+  auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    auto folder = build_folder(published, model);
+    nlohmann::json cfg = testing::read_json(folder->dir / "config.json");
+    edit(cfg);
+    std::ofstream(folder->dir / "config.json") << cfg.dump();
+    return folder;
+  };
+  auto refusal = [](const Folder& f) {
+    try {
+      check_pretrained(f.dir);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  // A config claiming 100,000 layers, or 2^40 positions, beside 124M parameters' weights: refused
+  // by the count before any model is built (not even on the meta device).
+  const auto layers = edited([](nlohmann::json& c) { c["n_layer"] = 100000; });
+  CATCH_CHECK_THAT(refusal(*layers), Catch::Contains("100000 layers of width 768") &&
+                                         Catch::Contains("parameters, more than the") &&
+                                         Catch::Contains("values the weight files hold"));
+  const auto positions = edited([](nlohmann::json& c) { c["n_positions"] = int64_t{1} << 40; });
+  CATCH_CHECK_THAT(refusal(*positions), Catch::Contains("1099511627776 positions) imply 8.444e+14 "
+                                                        "parameters"));
+  // A refused value of a megabyte is quoted in 80 bytes; a config nested 100,000 deep is refused
+  // before anything walks it.
+  const auto long_value = edited([](nlohmann::json& c) {
+    c["attn_logit_softcapping"] = std::string(1 << 20, 'x');
+  });
+  const std::string message = refusal(*long_value);
+  CATCH_CHECK_THAT(message, Catch::Contains("attn_logit_softcapping = \"xxxx"));
+  CATCH_CHECK(message.size() < 600);
+  auto deep = build_folder(published, model);
+  {
+    std::string text = "{\"model_type\": \"gpt2\", \"task_specific_params\": ";
+    text.append(100000, '[');
+    text.append(100000, ']');
+    std::ofstream(deep->dir / "config.json") << text << "}";
+  }
+  CATCH_CHECK_THAT(refusal(*deep), Catch::Contains("config.json: the file nests objects or arrays"));
+  std::ofstream(deep->dir / "config.json") << R"({"model_type": "gpt2", "n_layer": NaN})";
+  CATCH_CHECK_THAT(refusal(*deep), Catch::Contains("config.json: the file is not valid JSON: parse "
+                                                    "error at line 1, column 35") &&
+                                       !Catch::Contains("json.exception"));
+}
+
+CATCH_TEST_CASE("the weights are read from model.safetensors where there is one, as transformers "
+                "does, and an index naming no tensor is refused") {
+  const std::string model = "openai-community--gpt2";
+  auto folder = build_folder(kFixtures / "published" / model / "config.json", model);
+  // An index beside model.safetensors, naming a shard that is not there: not read.
+  std::ofstream(folder->dir / "model.safetensors.index.json")
+      << R"({"weight_map": {"wte.weight": "model-00001-of-00002.safetensors"}})";
+  CATCH_CHECK(check_pretrained(folder->dir).n_layer == 12);
+  // Without model.safetensors the index is read, and an empty weight map is refused.
+  fs::remove(folder->dir / "model.safetensors");
+  std::ofstream(folder->dir / "model.safetensors.index.json") << R"({"weight_map": {}})";
+  CATCH_CHECK_THROWS_WITH(check_pretrained(folder->dir),
+                          Catch::Contains("model.safetensors.index.json: weight_map names no tensor"));
 }
 
 }  // namespace published_configs_test
