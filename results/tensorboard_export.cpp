@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/output_folder.h"
 #include "core/common/tensorboard_events.h"
 #include "results/runs.h"
 #include "results/sqlite.h"
@@ -105,22 +106,36 @@ ExportedRun export_run(Db& db, const std::string& id, const fs::path& folder) {
 
 }  // namespace
 
+namespace {
+
+// What export-tb writes into --out: a folder per run holding event files and nothing else.
+OutputFolder export_folder(const TensorBoardExport& request) {
+  OutputFolder out;
+  out.path = request.out;
+  out.command = "results export-tb";
+  out.writes = "a folder per run of events.out.tfevents.* files";
+  out.owned = [](const fs::directory_entry& e) {
+    if (!e.is_directory()) return false;
+    for (const fs::directory_entry& f : fs::directory_iterator(e.path())) {
+      if (!f.is_regular_file() || f.path().filename().string().rfind("events.out.tfevents.", 0) != 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  return out;
+}
+
+}  // namespace
+
 void check_export_folder(const TensorBoardExport& request) {
-  const fs::path& out = request.out;
-  if (fs::exists(out) && !fs::is_directory(out)) {
-    throw UsageError("--out " + out.string() + " exists and is not a folder");
-  }
-  if (fs::is_directory(out) && !fs::is_empty(out) && !request.force) {
-    throw UsageError("--out " + out.string() +
-                     " exists and is not empty (remove it, choose another folder, or pass --force "
-                     "to replace it)");
-  }
+  check_output_folder(export_folder(request), request.force);
 }
 
 std::vector<ExportedRun> export_tensorboard(Store& store, const TensorBoardExport& request) {
   check_export_folder(request);
   const std::vector<Labelled> runs = runs_to_export(store, request.sweep);
-  if (request.force) fs::remove_all(request.out);
+  if (request.force) clear_output_folder(export_folder(request));
   fs::create_directories(request.out);
   std::set<std::string> used;
   std::vector<ExportedRun> done;

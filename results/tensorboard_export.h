@@ -14,11 +14,13 @@ namespace attnbench::results {
 struct TensorBoardExport {
   std::string sweep;           // "" = every run in the database
   std::filesystem::path out;   // one folder per run is made in it
-  bool force = false;          // replace a non-empty `out`
+  bool force = false;          // replace what export-tb wrote in a non-empty `out`
 };
 
-// UsageError when `out` exists and is not a folder, or is a non-empty folder and `force` is off.
-// Checked before the database is opened (bad usage fails before any work).
+// The output folder rule (core/common/output_folder.h): UsageError when `out` exists and is not a
+// folder, is or holds the working folder, is not empty and `force` is off, or holds anything but
+// the run folders of event files export-tb writes. Checked before the database is opened (bad
+// usage fails before any work).
 void check_export_folder(const TensorBoardExport& request);
 
 struct ExportedRun {
@@ -32,7 +34,8 @@ struct ExportedRun {
 // its last training step (0 without curves) its evaluation metrics (eval/<task>/<metric>) and
 // scalar attention statistics (attn/<stat>[/layer<l>[/head<h>]]). <label> is the run's cell label
 // in the sweep (or the id), with characters other than letters, digits and . _ - = , + as '_';
-// a label that two runs share is followed by -<id>. Under `force`, `out` is emptied first.
+// a label that two runs share is followed by -<id>. Under `force`, the run folders an earlier
+// export wrote are removed first (and nothing else is there: check_export_folder).
 std::vector<ExportedRun> export_tensorboard(Store& store, const TensorBoardExport& request);
 
 }  // namespace attnbench::results

@@ -11,11 +11,13 @@
 #include <future>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/output_folder.h"
 #include "core/common/sha256.h"
 #include "core/common/stop_signal.h"
 #include "core/data/input_reader.h"
@@ -222,6 +224,21 @@ struct SourceStats {
   int64_t documents = 0, tokens = 0, skipped = 0;
 };
 
+// What data prepare writes into --out (the output folder rule, core/common/output_folder.h): its
+// shards <name>_train_NNNNNN.bin and <name>_val_NNNNNN.bin, and manifest.json.
+OutputFolder prepare_folder(const fs::path& out) {
+  OutputFolder f;
+  f.path = out;
+  f.command = "data prepare";
+  f.writes = "<name>_train_NNNNNN.bin, <name>_val_NNNNNN.bin and manifest.json";
+  f.owned = [](const fs::directory_entry& e) {
+    static const std::regex shard(R"(.*_(train|val)_[0-9]{6}\.bin)");
+    const std::string name = e.path().filename().string();
+    return e.is_regular_file() && (name == "manifest.json" || std::regex_match(name, shard));
+  };
+  return f;
+}
+
 void validate(const PrepareOptions& o) {
   if (o.inputs.empty()) throw UsageError("data prepare: no --input given");
   for (const auto& p : o.inputs) {
@@ -229,13 +246,7 @@ void validate(const PrepareOptions& o) {
     input_kind(p);  // throws for unsupported names
   }
   if (o.out.empty()) throw UsageError("data prepare: --out is required");
-  if (fs::exists(o.out) && !fs::is_directory(o.out))
-    throw UsageError("--out " + o.out.string() + " exists and is not a folder");
-  if (fs::is_directory(o.out) && !fs::is_empty(o.out) && !o.force) {
-    throw UsageError("--out " + o.out.string() +
-                     " exists and is not empty (remove it, choose another folder, or pass --force "
-                     "to replace it)");
-  }
+  check_output_folder(prepare_folder(o.out), o.force);
   if (o.shard_tokens < 1 || o.shard_tokens > INT32_MAX)
     throw UsageError("--shard-tokens must be in 1.." + std::to_string(INT32_MAX) +
                      " (llm.c headers hold an int32 count)");

@@ -75,12 +75,47 @@ CATCH_TEST_CASE("export-tb writes each run's curves, evals and attention statist
                                            {"attn/sink_mass/layer1/head0@20", 0.5f}});
   CATCH_CHECK(scalars(dir / "tb" / "b_2").empty());
 
-  // A non-empty --out is refused without --force, and replaced with it.
+  // A non-empty --out is refused without --force, and its earlier export replaced with it.
   CATCH_CHECK_THROWS_AS(export_tensorboard(store, request), attnbench::UsageError);
-  std::ofstream(dir / "tb" / "stale.txt") << "x";
+  std::ofstream(dir / "tb" / "a1" / "events.out.tfevents.1.host.1.0") << "x";  // an older export
   request.force = true;
   CATCH_CHECK(export_tensorboard(store, request).size() == 2);
-  CATCH_CHECK(!fs::exists(dir / "tb" / "stale.txt"));
+  CATCH_CHECK(!fs::exists(dir / "tb" / "a1" / "events.out.tfevents.1.host.1.0"));
+  CATCH_CHECK(scalars(dir / "tb" / "a1").size() > 0);
+  // --force replaces only what export-tb wrote: a file of the user's beside it is named, and kept.
+  std::ofstream(dir / "tb" / "notes.txt") << "mine";
+  CATCH_CHECK_THROWS_WITH(export_tensorboard(store, request),
+                          Catch::Contains("holds notes.txt, which results export-tb does not write"));
+  CATCH_CHECK(fs::exists(dir / "tb" / "notes.txt"));
+  CATCH_CHECK(fs::exists(dir / "tb" / "a1"));
   request.sweep = "nope";
   CATCH_CHECK_THROWS_AS(export_tensorboard(store, request), attnbench::UsageError);
+}
+
+CATCH_TEST_CASE("export-tb --force never empties a run folder, a project or the working folder") {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  Store store = Store::open(dir / "r.db");
+  fill(store);
+  // A run folder: its checkpoint and metrics are not export-tb's.
+  fs::create_directories(dir / "run" / "checkpoint");
+  std::ofstream(dir / "run" / "checkpoint" / "model.pt") << "weights";
+  std::ofstream(dir / "run" / "metrics.jsonl") << "{}";
+  TensorBoardExport request{"mini", dir / "run", true};
+  CATCH_CHECK_THROWS_AS(check_export_folder(request), attnbench::UsageError);
+  CATCH_CHECK_THROWS_AS(export_tensorboard(store, request), attnbench::UsageError);
+  CATCH_CHECK(fs::exists(dir / "run" / "checkpoint" / "model.pt"));
+  CATCH_CHECK(fs::exists(dir / "run" / "metrics.jsonl"));
+  // The working folder (--out .), or a folder holding it, is never replaced, even when empty of
+  // anything else but export-tb's own folders.
+  const fs::path cwd = fs::current_path();
+  fs::create_directories(dir / "work" / "inner");
+  fs::current_path(dir / "work" / "inner");
+  for (const fs::path& out : {fs::path("."), fs::path(".."), dir / "work"}) {
+    CATCH_INFO("--out " << out);
+    CATCH_CHECK_THROWS_WITH(check_export_folder({"mini", out, true}),
+                            Catch::Contains("is the working folder or holds it"));
+  }
+  fs::current_path(cwd);
+  CATCH_CHECK(fs::exists(dir / "work" / "inner"));
 }
