@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/common/error.h"
+#include "core/common/json_input.h"
 #include "evals/text_units.h"
 #include "core/data/text_tokenizer.h"
 #include "evals/progress.h"
@@ -84,6 +85,15 @@ void add_pair_requests(const std::string& task, const Doc& doc, size_t d, const 
   for (size_t j = 0; j < doc.requests.size(); ++j) {
     TokenPair pair = encode_pair(doc.requests[j].context, doc.requests[j].continuation, encode,
                                  options.bos, options.prefix_token);
+    // A continuation of no tokens has no log-likelihood (it would score as a certain, greedy
+    // answer): lm-eval stops on it (HFLM._loglikelihood_tokens asserts len(continuation_enc) > 0).
+    if (pair.continuation.empty()) {
+      throw UsageError("task " + task + ": document " + std::to_string(doc.index) + ", request " +
+                       std::to_string(j) + ": the continuation " +
+                       quoted_excerpt(doc.requests[j].continuation) +
+                       " encodes to no tokens with this model's tokenizer (lm-eval stops on an "
+                       "empty continuation too)");
+    }
     out.tokens.push_back({std::move(pair.context), std::move(pair.continuation)});
     out.origin.push_back({d, j});
   }
@@ -92,7 +102,8 @@ void add_pair_requests(const std::string& task, const Doc& doc, size_t d, const 
 // loglikelihood_rolling: the windows of Doc::text (scorer_rolling.cpp).
 // Under BosPolicy::Prepend the document's tokens start with the prefix token, as lm-eval's
 // tok_encode(string) gives them for a BOS-adding tokenizer (its first window then predicts BOS).
-void add_rolling_requests(const Doc& doc, size_t d, const TextEncoder& encode, int64_t max_length,
+void add_rolling_requests(const std::string& task, const Doc& doc, size_t d,
+                          const TextEncoder& encode, int64_t max_length,
                           const EvalOptions& options, TaskRequests& out) {
   const int64_t prefix = options.prefix_token;
   const TextEncoder tokens = options.bos == BosPolicy::Prepend
@@ -103,6 +114,11 @@ void add_rolling_requests(const Doc& doc, size_t d, const TextEncoder& encode, i
                                    })
                                  : encode;
   std::vector<TokenRequest> windows = rolling_requests(doc.text, tokens, max_length, prefix);
+  // Text of no tokens: the tokenizer cannot read it (its perplexity would be 1).
+  if (windows.empty() && !doc.text.empty()) {
+    throw UsageError("task " + task + ": document " + std::to_string(doc.index) + ": its text " +
+                     quoted_excerpt(doc.text) + " encodes to no tokens with this model's tokenizer");
+  }
   for (size_t w = 0; w < windows.size(); ++w) {
     out.tokens.push_back(std::move(windows[w]));
     out.origin.push_back({d, w});
@@ -121,7 +137,7 @@ TaskRequests build_requests(const std::string& task, OutputType type, const std:
         add_pair_requests(task, docs[d], d, cached, options, out);
         break;
       case OutputType::LoglikelihoodRolling:
-        add_rolling_requests(docs[d], d, encode, max_length, options, out);
+        add_rolling_requests(task, docs[d], d, encode, max_length, options, out);
         break;
     }
   }

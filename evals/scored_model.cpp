@@ -29,6 +29,16 @@ ScoredModel load_trained(const fs::path& dir, const std::string& device,
   m.run_id = config::config_hash(loaded.cfg);
   m.options = eval_options(loaded.cfg.eval);
   if (!loaded.cfg.model.init_from.empty()) {
+    // Text is tokens only in the tokenizer the run trained on: a tokenizer.json replaced since
+    // would score (and store under the run's id) another model's numbers.
+    const fs::path tokenizer = fs::path(loaded.cfg.model.init_from) / "tokenizer.json";
+    const std::string now = sha256_file(tokenizer);
+    if (!loaded.init_from_tokenizer_sha256.empty() && now != loaded.init_from_tokenizer_sha256) {
+      throw UsageError(tokenizer.string() + " (sha256 " + now.substr(0, 12) + ") is not the " +
+                       "tokenizer the run " + loaded.checkpoint.string() + " trained with (sha256 " +
+                       loaded.init_from_tokenizer_sha256.substr(0, 12) + "): restore it, or " +
+                       "continue the model again in a new run");
+    }
     // Its eval.bos was set from the same tokenizer when the config was resolved
     // (model/pretrained/init_from.h); lm-eval's prefix token is that tokenizer's too.
     m.tokenizer_ = run_tokenizer(loaded.cfg, data_dir);
@@ -53,6 +63,7 @@ ScoredModel load_imported(const fs::path& dir, const std::string& device,
   id.name = loaded.name;
   id.weights_sha256 = loaded.weights_sha256;
   id.config_json = loaded.config_json;
+  id.tokenizer_sha256 = sha256_file(dir / "tokenizer.json");
   m.pretrained = id;
   m.run_id = sha256_hex(m.config_json()).substr(0, 12);
   // lm-eval's HF backend with add_bos_token unset: the tokenizer's default (tokenizer.adds_bos()).
@@ -99,11 +110,24 @@ std::vector<results::Param> ScoredModel::params() const {
   out.push_back({"pretrained.family", pretrained->family, "string"});
   out.push_back({"pretrained.name", pretrained->name, "string"});
   out.push_back({"pretrained.weights_sha256", pretrained->weights_sha256, "string"});
+  out.push_back({"pretrained.tokenizer_sha256", pretrained->tokenizer_sha256, "string"});
   out.push_back({"model.n_layer", std::to_string(s.n_layer), "int"});
   out.push_back({"model.n_head", std::to_string(s.n_head), "int"});
   out.push_back({"model.context_length", std::to_string(s.context_length), "int"});
   out.push_back({"model.vocab_size", std::to_string(s.vocab_size), "int"});
   return out;
+}
+
+void check_stored_tokenizer(results::Store& store, const ScoredModel& m) {
+  if (!m.pretrained) return;
+  for (const results::Param& p : store.params(m.run_id)) {
+    if (p.key != "pretrained.tokenizer_sha256" || p.value == m.pretrained->tokenizer_sha256) continue;
+    throw UsageError((m.source / "tokenizer.json").string() + " (sha256 " +
+                     m.pretrained->tokenizer_sha256.substr(0, 12) + ") is not the tokenizer run " +
+                     m.run_id + " was scored with (sha256 " + p.value.substr(0, 12) +
+                     "): its stored scores are of that one; restore it, or score into another "
+                     "database");
+  }
 }
 
 ScoredModel load_scored_model(const fs::path& dir, const std::string& device,

@@ -16,6 +16,7 @@
 #include "evals/evaluator.h"
 #include "model/causal_lm.h"
 #include "results/rows.h"
+#include "results/store.h"
 
 namespace attnbench::evals {
 
@@ -26,6 +27,9 @@ struct PretrainedIdentity {
   std::string name;
   std::string weights_sha256;
   std::string config_json;  // config.json, canonical (sorted keys, no spaces)
+  // The tokenizer.json it reads text with: stored with the run (not part of its id), and a later
+  // scoring with another one is refused (check_stored_tokenizer).
+  std::string tokenizer_sha256;
 };
 
 struct ScoredModel {
@@ -65,6 +69,11 @@ std::shared_ptr<const data::TextTokenizer> run_tokenizer(const config::RunConfig
 // checked before the weights are read; UsageError naming the file or key otherwise.
 ScoredModel load_scored_model(const std::filesystem::path& dir, const std::string& device,
                               const std::string& device_key, const std::string& data_dir);
+
+// Scores are of the text a tokenizer reads: an imported model whose stored run recorded another
+// tokenizer.json (its params' pretrained.tokenizer_sha256) than the folder holds now is refused,
+// naming both, rather than scored again over its rows. Runs stored before the record pass.
+void check_stored_tokenizer(results::Store& store, const ScoredModel& m);
 
 // UsageError unless the model can read text: every token of its tokenizer is a row of its head
 // (`command` names the command in the message).

@@ -131,6 +131,9 @@ void write_checkpoint_files(const fs::path& dir, const config::RunConfig& cfg,
             {"train_starts", state.train_starts}};
   if (state.train_checksum) s["train_checksum"] = fmt::format("{:016x}", *state.train_checksum);
   if (!state.init_from_sha256.empty()) s["init_from_sha256"] = state.init_from_sha256;
+  if (!state.init_from_tokenizer_sha256.empty()) {
+    s["init_from_tokenizer_sha256"] = state.init_from_tokenizer_sha256;
+  }
   write_text(dir / "state.json", s.dump(2) + "\n");
   write_text(dir / "config.json", config::to_json(cfg).dump(2) + "\n");
   write_manifest(dir, state.step);
@@ -206,6 +209,9 @@ TrainState restore_checkpoint(const fs::path& dir, model::DecoderLMImpl& model,
   }
   if (s.contains("init_from_sha256")) {
     st.init_from_sha256 = s.at("init_from_sha256").get<std::string>();
+  }
+  if (s.contains("init_from_tokenizer_sha256")) {
+    st.init_from_tokenizer_sha256 = s.at("init_from_tokenizer_sha256").get<std::string>();
   }
   return st;
 }

@@ -30,8 +30,10 @@ struct TrainState {
   // recorded, which resume on train_starts alone.
   std::optional<uint64_t> train_checksum;
   // A run continuing a pretrained model (model.init_from): the SHA-256 of the weights it started
-  // from, as the folder held them then ("" otherwise).
+  // from, as the folder held them then, and of the tokenizer.json it reads text with ("" otherwise,
+  // and the latter in checkpoints written before it was recorded).
   std::string init_from_sha256;
+  std::string init_from_tokenizer_sha256;
 };
 
 // Writes a complete checkpoint of `run_dir` atomically (stage, manifest, publish).

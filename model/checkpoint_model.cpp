@@ -26,6 +26,7 @@ LoadedModel load_verified(const std::filesystem::path& checkpoint, config::RunCo
   out.model = model::DecoderLM(out.cfg);
   TrainState state = restore_checkpoint(out.checkpoint, *out.model, nullptr);
   out.step = state.step;
+  out.init_from_tokenizer_sha256 = state.init_from_tokenizer_sha256;
   out.model->eval();
   return out;
 }

@@ -17,6 +17,8 @@ struct LoadedModel {
   int64_t step = 0;
   std::filesystem::path checkpoint;  // the folder actually read
   torch::Device device{torch::kCPU};  // where `model` is
+  // model.init_from's tokenizer.json as the run started (TrainState; "" when not recorded).
+  std::string init_from_tokenizer_sha256;
 };
 
 // Throws UsageError when DIR holds no complete checkpoint or fails verification. The model is on

@@ -1,17 +1,16 @@
 #include "train/preflight.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
 #include "core/config/value.h"
 #include "core/config/sizes.h"
+#include "core/data/shard_tokenizer.h"
 #include "model/device.h"
 
 namespace attnbench::train {
@@ -28,65 +27,29 @@ data::ShardReader open_shard(const std::string& key, const std::string& spec,
   }
 }
 
-// What the shards' tokens are checked against: the tokenizer the run reads text with, and the
-// manifests that record which tokenizer made them, each folder's parsed once for both splits.
+// What the shards' tokens are checked against: the tokenizer the run reads text with (the SHA-256
+// of model.init_from's tokenizer.json, else of GPT-2's encoder.json), and the manifests that
+// record which tokenizer made them, each folder's read once for both splits.
 struct TokenizerCheck {
   const config::RunConfig& cfg;
-  std::string init_from_sha256;  // model.init_from's tokenizer.json ("" without init_from)
-  std::map<std::filesystem::path, std::optional<nlohmann::json>> manifests;  // by folder
-
-  // The folder's manifest.json, or nothing where it has none (llm.c's own shards).
-  const std::optional<nlohmann::json>& manifest_of(const std::filesystem::path& folder) {
-    const auto [it, fresh] = manifests.try_emplace(folder);
-    const std::filesystem::path file = folder / "manifest.json";
-    if (fresh && std::filesystem::is_regular_file(file)) {
-      try {
-        std::ifstream in(file);
-        it->second = nlohmann::json::parse(in);
-      } catch (const nlohmann::json::exception& e) {
-        throw UsageError(file.string() + ": not a data prepare manifest (" + e.what() + ")");
-      }
-    }
-    return it->second;
-  }
+  std::string expected_sha256;
+  data::ShardManifests manifests;
 };
-
-// The tokenizer a shard's tokens come from, where `data prepare`'s manifest.json beside it lists
-// the shard (docs/data.md, "manifest.json"): its name and the sha256 of its first file.
-struct RecordedTokenizer {
-  std::string name, sha256;
-};
-std::optional<RecordedTokenizer> recorded_tokenizer(const std::filesystem::path& shard,
-                                                    TokenizerCheck& check) {
-  const std::optional<nlohmann::json>& m = check.manifest_of(shard.parent_path());
-  if (!m) return std::nullopt;
-  try {
-    for (const auto& listed : m->at("shards")) {
-      if (listed.at("file") != shard.filename().string()) continue;
-      const nlohmann::json& t = m->at("tokenizer");
-      return RecordedTokenizer{t.at("name"), t.at("files").at(0).at("sha256")};
-    }
-    return std::nullopt;
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError((shard.parent_path() / "manifest.json").string() +
-                     ": not a data prepare manifest (" + e.what() + ")");
-  }
-}
 
 // Tokens are text only in the tokenizer that made them: a run reads its evaluation text with
 // model.init_from's tokenizer.json, else GPT-2's, and shards another tokenizer made would train it
-// on ids that mean other text. Shards without a manifest (llm.c's own) cannot be checked.
+// on ids that mean other text. A tokenizer is known by its file's SHA-256, not its name. Shards
+// without a manifest (llm.c's own) cannot be checked.
 void check_shard_tokenizer(const std::string& key, const std::string& spec,
                            const std::filesystem::path& path, TokenizerCheck& check) {
-  const std::optional<RecordedTokenizer> recorded = recorded_tokenizer(path, check);
-  if (!recorded) return;
+  const std::optional<data::ShardTokenizer> recorded = check.manifests.tokenizer_of(path);
+  if (!recorded || recorded->sha256 == check.expected_sha256) return;
   const config::RunConfig& cfg = check.cfg;
   const bool continuing = !cfg.model.init_from.empty();
-  if (continuing ? recorded->sha256 == check.init_from_sha256 : recorded->name == "gpt2") return;
   throw UsageError(fmt::format(
-      "{}: its manifest.json records tokens of the tokenizer \"{}\", not {} ({} = \"{}\"); "
-      "prepare the data {}",
-      path.string(), recorded->name,
+      "{}: its manifest.json records tokens of the tokenizer \"{}\" (sha256 {}), not {} ({} = "
+      "\"{}\"); prepare the data {}",
+      path.string(), recorded->name, recorded->sha256.substr(0, 12),
       continuing ? "model.init_from's tokenizer.json" : "GPT-2's, which this run reads text with",
       key, spec,
       continuing ? "with `attnbench data prepare --tokenizer " + cfg.model.init_from + "`"
@@ -183,9 +146,9 @@ TrainingData preflight(const config::RunConfig& cfg) {
     throw UsageError("data.train is not set: name llm.c token shards (a .bin file, a folder of "
                      "them or a glob), e.g. made by `attnbench data prepare`");
   }
-  TokenizerCheck check{cfg, "", {}};  // one for both splits
+  TokenizerCheck check{cfg, data::kGpt2EncoderSha256, {}};  // one for both splits
   if (!cfg.model.init_from.empty()) {
-    check.init_from_sha256 =
+    check.expected_sha256 =
         sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
   }
   TrainingData d;

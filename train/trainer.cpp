@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
+#include "core/common/sha256.h"
 #include "train/grad_reducer.h"
 #include "train/optimizer.h"
 #include "train/preflight.h"
@@ -119,6 +120,9 @@ model::TrainState starting_state(const config::RunConfig& cfg, const fs::path& r
     // checkpoint alone), and records which.
     if (!cfg.model.init_from.empty()) {
       state.init_from_sha256 = model::load_init_from(model, cfg);
+      // The tokenizer it reads text with, from now on: evaluation refuses another one.
+      state.init_from_tokenizer_sha256 =
+          sha256_file(std::filesystem::path(cfg.model.init_from) / "tokenizer.json");
       progress.note(fmt::format("starting from {} (weights sha256 {})", cfg.model.init_from,
                                 state.init_from_sha256));
     }

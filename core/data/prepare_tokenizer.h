@@ -29,8 +29,12 @@ class PrepareTokenizer {
   // tokenizer's BOS, else its EOS (what lm-eval puts in front of a text).
   uint32_t document_start() const { return document_start_; }
   size_t vocab_size() const;
-  // The llm.c shard version every shard is written in: 1 (uint16) when every id fits, else 2.
-  int shard_version() const { return vocab_size() <= 65536 ? 1 : 2; }
+  // The llm.c shard version every shard is written in: 1 (uint16) when every id fits, the
+  // vocabulary's and document_start()'s (a post-processor's BOS may lie past the vocabulary),
+  // else 2 (uint32).
+  int shard_version() const {
+    return vocab_size() <= 65536 && document_start_ <= 65535 ? 1 : 2;
+  }
   const std::string& name() const { return name_; }  // "gpt2", or the folder's name
   const std::vector<std::filesystem::path>& files() const { return files_; }  // as read
 

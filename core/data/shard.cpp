@@ -194,6 +194,12 @@ void write_shard(const fs::path& path, const std::vector<uint32_t>& tokens, int 
   if (!f) throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
   f.write(reinterpret_cast<const char*>(header.data()), kShardHeaderBytes);
   if (version == 1) {
+    // Never cut to 16 bits: an id that does not fit is a caller's error, not a different token.
+    const auto wide = std::find_if(tokens.begin(), tokens.end(), [](uint32_t t) { return t > 65535; });
+    if (wide != tokens.end()) {
+      throw std::invalid_argument("token " + std::to_string(*wide) + " does not fit a version 1 "
+                                  "(uint16) shard: " + path.string());
+    }
     std::vector<uint16_t> narrow(tokens.begin(), tokens.end());
     f.write(reinterpret_cast<const char*>(narrow.data()),
             static_cast<std::streamsize>(narrow.size() * 2));

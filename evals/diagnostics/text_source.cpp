@@ -7,7 +7,9 @@
 
 #include "core/common/error.h"
 #include "core/common/regular_file.h"
+#include "core/common/sha256.h"
 #include "core/data/shard.h"
+#include "core/data/shard_tokenizer.h"
 #include "core/data/text_tokenizer.h"
 #include "core/data/tokenizer.h"
 #include "core/data/utf8.h"
@@ -70,6 +72,47 @@ HeldOutTokens from_shards_as_text(const std::string& spec, const ScoredModel& mo
   return out;
 }
 
+// The SHA-256 that names the tokenizer `model` reads text with (core/data/shard_tokenizer.h): an
+// imported model's tokenizer.json, a run's model.init_from's, else GPT-2's encoder.json.
+std::string tokenizer_sha256(const ScoredModel& model) {
+  if (!model.cfg) return sha256_file(model.source / "tokenizer.json");
+  if (!model.cfg->model.init_from.empty()) {
+    return sha256_file(std::filesystem::path(model.cfg->model.init_from) / "tokenizer.json");
+  }
+  return data::kGpt2EncoderSha256;
+}
+
+// Which tokens `spec`'s shards hold, by their manifests: the model's own (read as they are), or
+// GPT-2's (also where there is no manifest: llm.c's shards), which an imported model reads as text;
+// any other tokenizer's are refused, naming the shard.
+enum class ShardTokens { Own, Gpt2 };
+ShardTokens shard_tokens(const std::string& spec, const ScoredModel& model) {
+  const std::string own = tokenizer_sha256(model);
+  data::ShardManifests manifests;
+  std::optional<ShardTokens> kind;
+  for (const auto& path : data::resolve_shards(spec)) {
+    const std::optional<data::ShardTokenizer> t = manifests.tokenizer_of(path);
+    ShardTokens k = ShardTokens::Own;
+    if (!t) {  // unchecked: a run's own data, as it trained; GPT-2's for an imported model
+      k = model.cfg ? ShardTokens::Own : ShardTokens::Gpt2;
+    } else if (t->sha256 == own) {
+      k = ShardTokens::Own;
+    } else if (!model.cfg && t->sha256 == data::kGpt2EncoderSha256) {
+      k = ShardTokens::Gpt2;
+    } else {
+      throw UsageError(path.string() + ": its manifest.json records tokens of the tokenizer \"" +
+                       t->name + "\", which this model does not read text with" +
+                       (model.cfg ? ""
+                                  : " (an imported model reads its own tokens, or GPT-2's as text)"));
+    }
+    if (kind && *kind != k) {
+      throw UsageError("--data " + spec + " mixes shards of the model's own tokens and of GPT-2's");
+    }
+    kind = k;
+  }
+  return kind.value_or(ShardTokens::Own);
+}
+
 }  // namespace
 
 HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, int64_t max_tokens) {
@@ -89,14 +132,16 @@ HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, 
                       std::to_string(n) + " of " + std::to_string(ids.size()) + " tokens)";
     return out;
   }
-  if (!model.cfg) {  // shards hold GPT-2 tokens: read as text in the model's tokens
-    if (source.shard.empty()) {
-      throw UsageError("an imported model has no validation shard of its own: give --text FILE or "
-                       "--data SHARD (read as text in the model's tokens)");
-    }
-    return from_shards_as_text(source.shard, model, max_tokens);
+  if (!model.cfg && source.shard.empty()) {
+    throw UsageError("an imported model has no validation shard of its own: give --text FILE or "
+                     "--data SHARD (its own tokens, or GPT-2's read as text in its tokens)");
   }
-  if (!source.shard.empty()) return from_shards(source.shard, max_tokens);
+  if (!source.shard.empty()) {
+    // An imported model reads GPT-2's shards as text in its own tokens.
+    return shard_tokens(source.shard, model) == ShardTokens::Gpt2
+               ? from_shards_as_text(source.shard, model, max_tokens)
+               : from_shards(source.shard, max_tokens);
+  }
   const config::RunConfig& cfg = *model.cfg;
   if (cfg.data.val.empty()) {
     throw UsageError("no --text or --data given and the checkpoint's config has no validation "

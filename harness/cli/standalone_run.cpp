@@ -8,6 +8,7 @@
 namespace attnbench::cli {
 
 void ensure_standalone_run(results::Store& store, const evals::ScoredModel& model, int threads) {
+  evals::check_stored_tokenizer(store, model);
   if (store.run(model.run_id)) return;
   results::RunMetadata meta;
   meta.device = model::device_description(model.device);

@@ -335,6 +335,7 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
   co.retry_failed = o.retry_failed;
   results::RunMetadata metadata = o.metadata;
   metadata.device = model::device_description(scored.device);
+  evals::check_stored_tokenizer(store, scored);
   results::PendingRun run;
   run.id = id;
   run.cell = label;

@@ -237,6 +237,39 @@ CATCH_TEST_CASE("partial evaluation: one continuation scored after several conte
                                    OutputType::MultipleChoice, {"acc_norm"}, {d}, options()));
 }
 
+CATCH_TEST_CASE("text a tokenizer turns into no tokens is refused, naming the task and document, "
+                "not scored as certain") {
+  BigramStub model(kV, 64, successor_prob);
+  // A tokenizer that reads only the alphabet and drops whatever else (no unk token, no byte
+  // fallback): "XY" is no tokens. lm-eval stops on the empty continuation.
+  const TextEncoder lossy = [](std::string_view text) {
+    std::vector<int64_t> ids;
+    for (char c : text) {
+      if (auto pos = kAlphabet.find(c); pos != std::string::npos) ids.push_back(static_cast<int64_t>(pos));
+    }
+    return ids;
+  };
+  Doc a;
+  a.index = 7;
+  a.requests = {{"abc", "XY"}};
+  CATCH_CHECK_THROWS_AS(evaluate_docs(model, lossy, "lambada", OutputType::Loglikelihood, {"acc"},
+                                      {a}, options()),
+                        attnbench::UsageError);
+  CATCH_CHECK_THROWS_WITH(evaluate_docs(model, lossy, "lambada", OutputType::Loglikelihood,
+                                        {"acc"}, {a}, options()),
+                          Catch::Contains("task lambada: document 7, request 0: the continuation "
+                                          "'XY' encodes to no tokens"));
+  Doc page;
+  page.index = 3;
+  page.text = "XYZ";
+  page.word_count = 1;
+  page.byte_count = 3;
+  CATCH_CHECK_THROWS_WITH(evaluate_docs(model, lossy, "wikitext", OutputType::LoglikelihoodRolling,
+                                        {"word_perplexity"}, {page}, options()),
+                          Catch::Contains("task wikitext: document 3: its text 'XYZ' encodes to "
+                                          "no tokens"));
+}
+
 CATCH_TEST_CASE("rolling log-likelihood predicts every token once with its true predecessor") {
   BigramStub model(kV, 4, successor_prob);
   Doc d;

@@ -11,6 +11,7 @@
 
 #include "core/common/error.h"
 #include "core/common/sha256.h"
+#include "core/data/shard_tokenizer.h"
 #include "core/data/shard.h"
 #include "model/checkpoint_model.h"
 #include "model/pretrained/hf_folder.h"
@@ -119,18 +120,24 @@ CATCH_TEST_CASE("shards whose manifest records another tokenizer than the run re
   write_manifest(dir.path(), "llama_sharded", sha256_file(kFolder / "tokenizer.json"));
   CATCH_CHECK_NOTHROW(train::preflight(continuing));
   CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
-                          Contains("train.bin") && Contains("\"llama_sharded\", not GPT-2's"));
+                          Contains("train.bin") && Contains("\"llama_sharded\"") &&
+                              Contains("not GPT-2's"));
 
-  write_manifest(dir.path(), "gpt2", std::string(64, '0'));
+  write_manifest(dir.path(), "gpt2", data::kGpt2EncoderSha256);
   CATCH_CHECK_NOTHROW(train::preflight(from_scratch));
   CATCH_CHECK_THROWS_WITH(train::preflight(continuing),
-                          Contains("\"gpt2\", not model.init_from's tokenizer.json") &&
+                          Contains("\"gpt2\" (sha256 196139668be6), not model.init_from's "
+                                   "tokenizer.json") &&
                               Contains("data prepare --tokenizer " + kFolder.string()));
+  // Another tokenizer in a folder that happens to be called gpt2: known by its file, not its name.
+  write_manifest(dir.path(), "gpt2", std::string(64, '0'));
+  CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
+                          Contains("\"gpt2\" (sha256 000000000000), not GPT-2's"));
 
   // A manifest that is not one, or lists a shard without its tokenizer, is named.
   std::ofstream(dir.path() / "manifest.json") << "{\"shards\": [";
   CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
-                          Contains("manifest.json: not a data prepare manifest"));
+                          Contains("manifest.json") && Contains("is not valid JSON"));
   std::ofstream(dir.path() / "manifest.json") << R"({"shards": [{"file": "train.bin"}]})";
   CATCH_CHECK_THROWS_WITH(train::preflight(from_scratch),
                           Contains("manifest.json: not a data prepare manifest"));

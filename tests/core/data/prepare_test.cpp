@@ -225,6 +225,40 @@ CATCH_TEST_CASE("data prepare: a model folder's tokenizer.json encodes every doc
   CATCH_CHECK(m["token_dtype"] == "uint16");
 }
 
+CATCH_TEST_CASE("data prepare: a BOS past 65535 from a post-processor is written whole, in uint32 "
+                "shards, though the vocabulary would fit uint16",
+                "[prepare]") {
+  const fs::path fixture =
+      fs::path(ATTNBENCH_SOURCE_DIR) / "tests" / "fixtures" / "hf" / "llama_sharded";
+  Scratch s;
+  const fs::path folder = s.dir / "tokenizer";
+  fs::create_directories(folder);
+  nlohmann::json spec;
+  std::ifstream(fixture / "tokenizer.json") >> spec;
+  spec["post_processor"]["special_tokens"]["<|begin_of_text|>"]["ids"] = {65541};
+  std::ofstream(folder / "tokenizer.json") << spec.dump();  // no tokenizer_config.json: no check
+  const auto tok = attnbench::data::HFTokenizer::load(folder);
+  CATCH_REQUIRE(tok.vocab_size() <= 65536);
+  write_file(s.dir / "docs.jsonl", nlohmann::json({{"text", "The quick brown fox."}}).dump() + "\n");
+  attnbench::data::PrepareOptions o;
+  o.out = s.dir / "out";
+  o.tokenizer_dir = folder;
+  o.val_tokens = 0;
+  o.inputs = {s.dir / "docs.jsonl"};
+  const auto summary = attnbench::data::prepare_shards(o);
+  CATCH_REQUIRE(summary.shards.size() == 1);
+  const std::vector<uint32_t> tokens = read_shard(s.dir / "out" / summary.shards[0].file);
+  CATCH_REQUIRE(!tokens.empty());
+  CATCH_CHECK(tokens.front() == 65541);  // not 65541 mod 65536 = 5
+  nlohmann::json m;
+  std::ifstream(s.dir / "out/manifest.json") >> m;
+  CATCH_CHECK(m["version"] == 2);
+  CATCH_CHECK(m["token_dtype"] == "uint32");
+  // The shard writer itself never narrows an id that does not fit.
+  CATCH_CHECK_THROWS_WITH(attnbench::data::write_shard(s.dir / "x.bin", {1, 65536}, 1),
+                          Catch::Matchers::Contains("token 65536 does not fit"));
+}
+
 CATCH_TEST_CASE("data prepare: a malformed JSONL line stops the run with file:line, writing nothing",
                 "[prepare]") {
   auto root = data_root_or_skip("data prepare malformed");
@@ -315,4 +349,19 @@ CATCH_TEST_CASE("data prepare: bad options and inputs fail before any work", "[p
   attnbench::data::prepare_shards(o);
   CATCH_CHECK(fs::exists(s.dir / "out/again_train_000001.bin"));
   CATCH_CHECK(!fs::exists(s.dir / "out/out_train_000001.bin"));
+  // --force replaces only what data prepare wrote: a folder holding anything else is named and
+  // kept whole (a project, a run folder), and the working folder never.
+  write_file(s.dir / "out/README.md", "mine");
+  CATCH_REQUIRE_THROWS_WITH(attnbench::data::prepare_shards(o),
+                            Catch::Matchers::Contains("holds README.md, which data prepare does "
+                                                      "not write"));
+  CATCH_CHECK(fs::exists(s.dir / "out/README.md"));
+  CATCH_CHECK(fs::exists(s.dir / "out/again_train_000001.bin"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(s.dir / "out");
+  o.out = ".";
+  CATCH_REQUIRE_THROWS_WITH(attnbench::data::prepare_shards(o),
+                            Catch::Matchers::Contains("is the working folder or holds it"));
+  fs::current_path(cwd);
+  CATCH_CHECK(fs::exists(s.dir / "out/README.md"));
 }

@@ -50,6 +50,18 @@ run=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run_id"])
   fail "the imported run's name is not stored"
 [ "$(sql "$tmp/eval.db" "SELECT count(*) FROM evals WHERE run = '$run' AND task = 'copa'")" -ge 1 ] ||
   fail "no copa rows for the imported run"
+# The same folder with its tokenizer.json replaced is not scored over the stored rows (they are of
+# the old tokenizer's text): refused, naming both.
+cp -r "$hf/gpt2" "$tmp/gpt2"
+"$A" eval --checkpoint "$tmp/gpt2" --tasks copa --limit 5 --threads 1 --db "$tmp/tok.db" \
+  > /dev/null 2>&1 || fail "eval of the copied folder"
+python3 - "$tmp/gpt2/tokenizer.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+json.dump(t, open(sys.argv[1], "w"), indent=4)  # other bytes: the tokenizer is known by its file
+PY
+expect_error "is not the tokenizer run" \
+  "$A" eval --checkpoint "$tmp/gpt2" --tasks copa --limit 5 --threads 1 --db "$tmp/tok.db"
 # The llama tokenizer adds BOS: its rows say so.
 "$A" eval --checkpoint "$hf/llama_gqa" --tasks copa --limit 5 --threads 1 --db "$tmp/eval.db" \
   > "$tmp/llama.out" 2> "$tmp/llama.err" || { cat "$tmp/llama.err"; fail "eval llama"; }
@@ -94,6 +106,18 @@ grep -q "| gpt2 |" "$tmp/table.md" || { cat "$tmp/table.md"; fail "no gpt2 row i
   { cat "$tmp/shard_stats.err"; fail "attn-stats --data on an imported model"; }
 grep -q "val.bin" "$tmp/shard_stats.err" "$tmp/shard_stats.json" ||
   { cat "$tmp/shard_stats.err"; fail "the shard is not named as the source"; }
+# A shard of the model's own tokens (`data prepare --tokenizer`, named by its manifest) is read as
+# it is, not decoded as GPT-2 tokens; a model with another tokenizer refuses it.
+for i in $(seq 40); do echo '{"text": "ROMEO: But soft, what light through yonder window breaks?"}'; done \
+  > "$tmp/own.jsonl"
+"$A" data prepare --input "$tmp/own.jsonl" --out "$tmp/own" --tokenizer "$hf/llama_gqa" \
+  --val-tokens 0 > /dev/null 2>&1 || fail "data prepare --tokenizer"
+"$A" attn-stats --checkpoint "$hf/llama_gqa" --data "$tmp/own" --tokens 128 --format json \
+  > "$tmp/own_stats.json" 2> "$tmp/own_stats.err" || { cat "$tmp/own_stats.err"; fail "own shard"; }
+grep -q "as text" "$tmp/own_stats.err" "$tmp/own_stats.json" &&
+  { cat "$tmp/own_stats.err"; fail "the model's own tokens were decoded as GPT-2's"; }
+expect_error 'records tokens of the tokenizer "llama_gqa"' \
+  "$A" attn-stats --checkpoint "$hf/gpt2" --data "$tmp/own" --tokens 128
 [ "$(grep -c '^| ' "$tmp/table.md")" = 4 ] || { cat "$tmp/table.md"; fail "not header, rule and 2 rows"; }
 (cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
   --quiet > "$tmp/again.out" 2>&1) || { cat "$tmp/again.out"; fail "second sweep run"; }
