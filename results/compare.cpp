@@ -143,6 +143,44 @@ void add_seed_line(Db& db, Comparison& out, const RowUnderTest& under, const Col
                    : "no p: needs >= 2 seeds per side with some spread"});
 }
 
+// Why a run's samples do not reproduce its stored score of `metric` (acc, acc_norm: the mean over
+// its items of `measure`), or "" when they do or cannot be compared (an item without the measure).
+// Samples that give another score (a database edited or merged from another scoring) are not the
+// items of that score, so no item-level test is run on them.
+std::string unreproduced(Db& db, const std::string& run, const Items& items, const std::string& task,
+                         const char* metric, std::optional<double> ItemOutcome::*measure) {
+  double sum = 0;
+  for (const auto& [doc, o] : items) {
+    if (!(o.*measure)) return "";
+    sum += *(o.*measure);
+  }
+  Stmt s = db.prepare("SELECT value FROM evals WHERE run = ? AND task = ? AND metric = ?");
+  s.bind_all(run, task, metric);
+  if (!s.step() || s.is_null(0)) return "";
+  const double mean = sum / static_cast<double>(items.size()), stored = s.real(0);
+  if (std::abs(mean - stored) <= 1e-9) return "";
+  return fmt::format("{}: {} tested over seeds only, run {}'s samples give {:.6g} over {} items, "
+                     "not its stored {:.6g}", task, metric, run, mean, items.size(), stored);
+}
+
+// Whether every run's samples reproduce its stored `metric`; else a note says which does not.
+bool reproduced(Db& db, Comparison& out, const RunPairs& pairs,
+                const std::vector<std::pair<Items, Items>>& loaded, const std::string& task,
+                const char* metric, std::optional<double> ItemOutcome::*measure) {
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    for (const auto& [run, items] : {std::pair{pairs[i].first, &loaded[i].first},
+                                     std::pair{pairs[i].second, &loaded[i].second}}) {
+      const std::string why = unreproduced(db, run, *items, task, metric, measure);
+      if (why.empty()) continue;
+      if (std::find(out.notes.begin(), out.notes.end(), why) == out.notes.end()) {
+        out.notes.push_back(why);
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
 // Over items (samples of both runs of each pair): the paired bootstrap of acc, acc_norm and the
 // gold log-likelihood, and McNemar's exact test of acc and acc_norm. False when some run has no
 // samples of the task.
@@ -159,10 +197,12 @@ bool add_item_lines(Db& db, Comparison& out, const RowUnderTest& under, const st
                                       std::pair{"gold_loglikelihood", &ItemOutcome::gold_ll}}) {
     const bool accuracy = measure != &ItemOutcome::gold_ll;
     if (accuracy && !task_has_metric(db, pairs[0].first, task, name)) continue;
+    if (accuracy && !reproduced(db, out, pairs, loaded, task, name, measure)) continue;
     const ItemSeries s = item_series(loaded, measure);
     if (s.variant.empty()) {
       const std::string note = fmt::format("{}: acc_norm tested over seeds only, its samples hold "
-                                           "no choice lengths (stored before schema version 3)", task);
+                                           "no valid choice lengths (none are stored before schema "
+                                           "version 3)", task);
       if (measure == &ItemOutcome::correct_norm &&
           std::find(out.notes.begin(), out.notes.end(), note) == out.notes.end()) {
         out.notes.push_back(note);

@@ -64,9 +64,12 @@ ItemOutcome outcome_of(const std::vector<SampleRow>& reqs) {
 }  // namespace
 
 Items load_items(Db& db, const std::string& run, const std::string& task) {
-  Stmt s = db.prepare("SELECT doc, request, loglikelihood, is_gold, is_greedy, " +
-                      samples_choice_chars_sql(db) +
-                      " FROM samples WHERE run = ? AND task = ? ORDER BY doc, request");
+  // A length is a whole number of characters: anything else stored there (a REAL, a negative or
+  // astronomically large number: a database written by something else) is read as no length.
+  const std::string chars = samples_choice_chars_sql(db);
+  Stmt s = db.prepare("SELECT doc, request, loglikelihood, is_gold, is_greedy, CASE WHEN typeof(" +
+                      chars + ") = 'integer' AND " + chars + " BETWEEN 0 AND 2147483647 THEN " +
+                      chars + " END FROM samples WHERE run = ? AND task = ? ORDER BY doc, request");
   s.bind_all(run, task);
   std::map<int64_t, std::vector<SampleRow>> docs;
   while (s.step()) {

@@ -67,7 +67,7 @@ RegisterCommand reg("sweep", "Run a sweep file: train, evaluate and store every 
                  "With --jobs: seconds between the lines saying where each running cell is (the "
                  "last line of its log)")
       ->default_val(30)
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(finite_in(0.1, 86400.0));
   app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB, else runs/attnbench.db)");
   app.add_option("--only", o->only, "Run only this cell: run id, unique id prefix or label");
   app.add_flag("--retry-failed", o->retry_failed, "Run failed cells again");

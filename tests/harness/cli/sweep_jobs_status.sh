@@ -12,4 +12,8 @@ grep -qE "^status: [12] running, [0-9] finished, [0-9] waiting of 6 cell\(s\)$" 
   { cat "$tmp/out"; fail "no status line"; }
 grep -qE "^  [0-9a-f]{12} variant=[a-z]+ seed=[01]: .+" "$tmp/out" || { cat "$tmp/out"; fail "no cell line"; }
 expect_error "--status-every" "$ATTNBENCH" sweep "$tmp/sweep.toml" --jobs 2 --status-every 0
+# Not a number of seconds at all (nan passes every comparison, so a range check alone lets it in).
+for bad in nan inf -inf; do
+  expect_error "--status-every" "$ATTNBENCH" sweep "$tmp/sweep.toml" --jobs 2 "--status-every=$bad"
+done
 echo "ok"
