@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
@@ -165,6 +166,22 @@ CATCH_TEST_CASE("what cannot start as the pretrained model is refused naming the
   const std::string not_a_model = "[model]\ninit_from = \"" + kFixtures.string() + "\"\n";
   CATCH_CHECK_THROWS_WITH(config::parse_run_config(not_a_model, "x.toml"),
                           Contains("x.toml:2") && Contains("is not a Hugging Face model folder"));
+}
+
+CATCH_TEST_CASE("a folder's RoPE values are held to the bounds a run config's are") {
+  // rope_theta 1e300 is a finite number transformers would take, but no run config may set it:
+  // continuing such a folder is refused, naming config.json and the variant's range.
+  const fs::path dir = fs::temp_directory_path() / ("ab_init_from_theta_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kFixtures / "llama_sharded", dir);
+  nlohmann::json cfg = testing::read_json(dir / "config.json");
+  cfg["rope_parameters"]["rope_theta"] = 1e300;
+  std::ofstream(dir / "config.json") << cfg.dump();
+  const std::string toml = "[model]\ninit_from = \"" + dir.string() + "\"\ncontext_length = 32\n";
+  CATCH_CHECK_THROWS_WITH(config::parse_run_config(toml, "theta.toml"),
+                          Catch::Matchers::Contains("config.json: its RoPE settings are outside") &&
+                              Catch::Matchers::Contains("rope_theta"));
+  fs::remove_all(dir);
 }
 
 CATCH_TEST_CASE("the folder sets the shape and the RoPE base and the BOS policy and the run id "
