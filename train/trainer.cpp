@@ -268,7 +268,9 @@ struct StepLoop {
   // reducer during the last backward pass, then clipped.
   StepGradients accumulate_gradients() {
     optimizer.zero_grad();
-    double loss_sum = 0.0;
+    // The losses are added on the device, in float64 as the host did: reading each one would make
+    // the host wait for every micro-batch's kernels before it launches the next one's.
+    auto loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(device));
     const auto n = static_cast<double>(plan.size());
     for (size_t m = 0; m < plan.size(); ++m) {
       windows.peek(plan[m].first, plan[m].count, buf.data());
@@ -277,11 +279,11 @@ struct StepLoop {
       auto loss = window_loss(model, w, bf16);
       if (reducer && m + 1 == plan.size()) reducer->arm();
       (loss / n).backward();
-      loss_sum += loss.item<double>();
+      loss_sum += loss.detach().to(torch::kFloat64);
     }
     windows.advance(micro_steps * B);
     if (reducer) reducer->finish();
-    const double loss = mean_over_ranks(loss_sum / n);
+    const double loss = mean_over_ranks(loss_sum.item<double>() / n);
     // Clip to grad_clip (0 = off: the norm is still measured, for the log and the guard).
     const double grad_norm = torch::nn::utils::clip_grad_norm_(
         params, tc.grad_clip > 0 ? tc.grad_clip : std::numeric_limits<double>::infinity());
