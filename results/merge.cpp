@@ -1,5 +1,7 @@
 #include "results/merge.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -114,6 +116,29 @@ MergeCounts merge_rows(Db& out, Db& in, const RowKind& kind, const std::string& 
   return counts;
 }
 
+// Two evaluations of one (run, task, metric) with another identity (item limit, protocol, BOS)
+// are different measurements: neither replaces the other (results/store.h), so the input is
+// refused, naming both. `i`: the input's row (key columns first), `o`: OUT's values.
+void refuse_other_measurement(Db& in, const std::string& run, const Stmt& i, const Stmt& o) {
+  const int nk = static_cast<int>(kEvals.key.size());
+  bool same = true;
+  for (const char* column : {"item_limit", "protocol_version", "bos"}) {
+    same = same && i.same_value(nk + value_at(kEvals, column), o, value_at(kEvals, column));
+  }
+  if (same) return;
+  auto identity = [&](const Stmt& s, int offset) {
+    const int64_t limit = s.integer(offset + value_at(kEvals, "item_limit"));
+    return fmt::format("{}, protocol {}, bos {}",
+                       limit > 0 ? fmt::format("limit {}", limit) : std::string("every item"),
+                       s.text(offset + value_at(kEvals, "protocol_version")),
+                       s.text(offset + value_at(kEvals, "bos")));
+  };
+  throw UsageError(fmt::format(
+      "{}: run {} holds {} {} scored with {}, the output database with {}: two different "
+      "measurements of one task, and a merge replaces neither; merge into another database",
+      in.path().string(), run, i.text(1), i.text(2), identity(i, nk), identity(o, 0)));
+}
+
 void add(MergeCounts& total, const MergeCounts& c) {
   total.added += c.added;
   total.replaced += c.replaced;
@@ -207,6 +232,7 @@ void merge_run(Db& out, Db& in, Stmt& run, const InputColumns& columns, MergeSum
   const int nk_e = static_cast<int>(kEvals.key.size());
   const int e_time = value_at(kEvals, "time"), e_n = value_at(kEvals, "n");
   add(summary.evals, merge_rows(out, in, kEvals, id, [&](const Stmt& i, const Stmt& o) {
+        refuse_other_measurement(in, id, i, o);
         if (i.real(nk_e + e_time) != o.real(e_time)) return i.real(nk_e + e_time) > o.real(e_time);
         return i.integer(nk_e + e_n) > o.integer(e_n);
       }));

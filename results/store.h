@@ -136,7 +136,12 @@ class Store {
   // finished/failed/diverged/interrupted set finished; `error` is stored (cleared when empty).
   void set_status(const std::string& run_id, RunStatus status, const std::string& error = "");
 
-  // Each call is one transaction; rows are upserted on their natural key.
+  // Each call is one transaction; rows are upserted on their natural key. An evaluation row is
+  // never replaced by a different measurement: a task of the run stored with another identity
+  // (item limit, protocol, BOS policy; the name carries the context, task@N) makes record_evals
+  // and record_task throw a UsageError naming both, before anything is written.
+  // require_same_identity checks one task ahead of the scoring (attnbench eval's preflight).
+  void require_same_identity(const std::string& run_id, const EvalRow& planned);
   void log_metrics(const std::string& run_id, const std::vector<Metric>& metrics);
   void record_evals(const std::string& run_id, const std::vector<EvalRow>& evals);
   void record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats);

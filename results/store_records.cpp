@@ -1,7 +1,10 @@
 // Store: recording a run's results (metrics, evaluations, samples, attention statistics), each call
 // one transaction on a run that exists, with a sign of life from its holder.
+#include <fmt/format.h>
+
 #include <mutex>
 
+#include "core/common/error.h"
 #include "results/sqlite.h"
 #include "results/store.h"
 #include "results/store_impl.h"
@@ -26,8 +29,36 @@ void Store::log_metrics(const std::string& run_id, const std::vector<Metric>& me
 }
 
 namespace {
+// What an evaluation row measured, beside its value: the item limit (0 = every item), the protocol
+// and the BOS policy (the task name carries its context length, task@N). Two rows of one (run,
+// task, metric) with another identity are two measurements, not a correction of one.
+std::string identity(int64_t limit, const std::string& protocol, const std::string& bos) {
+  return fmt::format("{}, protocol {}, bos {}",
+                     limit > 0 ? fmt::format("limit {}", limit) : std::string("every item"),
+                     protocol.empty() ? "-" : protocol, bos.empty() ? "-" : bos);
+}
+
+// A stored result is never replaced by a different measurement: the same identity overwrites (a
+// re-scoring gives the same numbers), another one is refused naming both, before anything is
+// written. Every metric of a task shares its identity, so any stored row of the task decides.
+void check_same_identity(Db& db, const std::string& run_id, const EvalRow& e) {
+  Stmt s = db.prepare("SELECT item_limit, protocol_version, bos, n FROM evals "
+                      "WHERE run = ? AND task = ? LIMIT 1");
+  s.bind_all(run_id, e.task);
+  if (!s.step()) return;
+  const int64_t limit = s.integer(0), n = s.integer(3);
+  const std::string protocol = s.text(1), bos = s.text(2);
+  if (limit == e.limit && protocol == e.protocol_version && bos == e.bos) return;
+  throw UsageError(fmt::format(
+      "{}: run {} already holds {} scored with {} (n = {}); this scoring ({}{}) is a different "
+      "measurement and would replace it: score into another --db, or with the stored identity",
+      db.path().string(), run_id, e.task, identity(limit, protocol, bos), n,
+      identity(e.limit, e.protocol_version, e.bos), e.n > 0 ? fmt::format(", n = {}", e.n) : ""));
+}
+
 // The upserts of record_evals and record_samples, inside the caller's transaction.
 void insert_evals(Db& db, const std::string& run_id, const std::vector<EvalRow>& evals) {
+  for (const EvalRow& e : evals) check_same_identity(db, run_id, e);
   Stmt s = db.prepare(
       "INSERT INTO evals(run, task, metric, value, stderr, n, item_limit, protocol_version, bos, "
       "time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, task, metric) DO UPDATE SET "
@@ -57,6 +88,11 @@ void insert_samples(Db& db, const std::string& run_id, const std::vector<Sample>
   }
 }
 }  // namespace
+
+void Store::require_same_identity(const std::string& run_id, const EvalRow& planned) {
+  std::lock_guard lock(impl_->mutex);
+  check_same_identity(impl_->db, run_id, planned);
+}
 
 void Store::record_evals(const std::string& run_id, const std::vector<EvalRow>& evals) {
   record_task(run_id, evals, {});

@@ -153,6 +153,18 @@ int run(Options o) {
   if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
 
   evals::DecoderLMAdapter lm(scored.model, max_length);
+  // A stored task scored with another identity (limit, protocol, BOS) is refused before any
+  // scoring, not replaced after it (results/store.h).
+  if (store) {
+    for (const evals::LoadedTask& task : loaded_tasks) {
+      results::EvalRow planned;
+      planned.task = evals::scored_task_name(task.spec->name, lm);
+      planned.limit = task.limit;
+      planned.protocol_version = evals::kProtocolVersion;
+      planned.bos = evals::to_string(opt.bos);
+      store->require_same_identity(scored.run_id, planned);
+    }
+  }
   evals::EvalReport report;
   report.bos = opt.bos;
   report.limit = limit;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/common/error.h"
 #include "core/common/memory.h"
 #include "core/common/periodic.h"
 #include "core/common/stop_signal.h"
@@ -149,8 +150,26 @@ std::vector<std::string> missing_tasks(const std::string& run_id, const config::
   for (int64_t length : lengths) {
     for (const std::string& task : eval.tasks) {
       const std::string name = evals::task_at_length(task, length, trained_length);
+      const int64_t limit = eval.limit_for(task);
+      const results::EvalRow* other = nullptr;  // stored with another item limit
       bool found = false;
-      for (const auto& r : have) found = found || (r.task == name && r.limit == eval.limit_for(task));
+      for (const auto& r : have) {
+        if (r.task != name) continue;
+        found = found || r.limit == limit;
+        if (r.limit != limit) other = &r;
+      }
+      // A task stored with another limit is a different measurement, not a missing one: scoring it
+      // again would replace it (the evaluation's identity, results/store_records.cpp).
+      if (!found && other) {
+        auto limit_text = [](int64_t l) {
+          return l > 0 ? fmt::format("limit {}", l) : std::string("every item");
+        };
+        throw UsageError(fmt::format(
+            "run {} already holds {} scored with {} (n = {}), and this sweep scores it with {}: "
+            "a second scoring would replace a different measurement; use another --db, or the "
+            "stored limit (eval.limit / eval.task_limits)",
+            run_id, name, limit_text(other->limit), other->n, limit_text(limit)));
+      }
       if (!found) missing.push_back(name);
     }
   }

@@ -56,7 +56,8 @@ results::PendingRun pending_run(const Cell& cell);
 
 // The tasks of `eval` (its tasks at their limits, at the model's context `trained_length` and at
 // each of eval.contexts, named as evals::task_at_length names them) that run `run_id` has no eval
-// row for.
+// row for. A task stored with another item limit is not missing but a different measurement: a
+// UsageError names both (a sweep's plan reads this before any work, so nothing is replaced).
 std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
                                        int64_t trained_length, results::Store& store);
 // The cell's tasks (config.eval.tasks, at its context and eval.contexts) that its run lacks.

@@ -110,6 +110,23 @@ CATCH_TEST_CASE("merge: the newer evaluation wins, then more items, then OUT's, 
   CATCH_CHECK(text(ab, "SELECT value FROM evals WHERE task = 'boolq'") == "0.55");
 }
 
+CATCH_TEST_CASE("merge: two different measurements of one task replace neither") {
+  TempDir dir;
+  auto out = dir / "out.db", in = dir / "in.db";
+  make_db(out, kEarly);
+  add_eval(out, "copa", 0.57, 1000);
+  make_db(in, kEarly);
+  add_eval(in, "copa", 0.54, 2000, 50);  // newer, but scored at another item limit
+  Db(in, false).exec("UPDATE evals SET item_limit = 50");
+  CATCH_CHECK_THROWS_WITH(
+      merge_databases(out, {in}),
+      Catch::Matchers::Contains("holds copa acc scored with limit 50") &&
+          Catch::Matchers::Contains("the output database with every item") &&
+          Catch::Matchers::Contains("replaces neither"));
+  CATCH_CHECK(text(out, "SELECT value FROM evals") == "0.57");
+  CATCH_CHECK(text(out, "SELECT count(*) FROM evals") == "1");
+}
+
 CATCH_TEST_CASE("merge: metrics, samples and attention statistics are unions too") {
   TempDir dir;
   auto out = dir / "out.db", in = dir / "in.db";

@@ -366,6 +366,38 @@ CATCH_TEST_CASE("re-logging a metric, eval, stat or sample replaces it, never du
   CATCH_CHECK(count(s.db(), "SELECT is_greedy FROM samples") == 0);
 }
 
+CATCH_TEST_CASE("an eval row is never replaced by a different measurement of its task") {
+  TempDir dir;
+  Store s = Store::open(dir / "r.db");
+  CATCH_REQUIRE(claim(s, "r").claimed);
+  using attnbench::results::testing::eval;
+  EvalRow copa = eval("copa", "acc", 0.57, 0.05);
+  copa.n = 100;
+  copa.limit = 100;
+  s.record_evals("r", {copa});
+  // Another limit, protocol or BOS policy: refused naming both, every metric of the task alike.
+  for (auto change : {+[](EvalRow& e) { e.limit = 50, e.n = 50, e.value = 0.54; },
+                      +[](EvalRow& e) { e.protocol_version = "other-protocol"; },
+                      +[](EvalRow& e) { e.bos = "prepend"; },
+                      +[](EvalRow& e) { e.limit = 0, e.metric = "acc_norm"; }}) {
+    EvalRow other = copa;
+    change(other);
+    CATCH_CHECK_THROWS_WITH(s.record_task("r", {other}, {}),
+                            Catch::Matchers::Contains("already holds copa scored with limit 100") &&
+                                Catch::Matchers::Contains("different measurement"));
+    CATCH_CHECK_THROWS_AS(s.require_same_identity("r", other), UsageError);
+  }
+  auto stored = s.evals("r");
+  CATCH_REQUIRE(stored.size() == 1);
+  CATCH_CHECK(stored[0].value == 0.57);
+  CATCH_CHECK(stored[0].n == 100);
+  // The same identity re-scores in place; another task is not affected.
+  copa.value = 0.58;
+  s.record_evals("r", {copa, eval("piqa", "acc", 0.6, 0.01)});
+  CATCH_CHECK(s.evals("r").size() == 2);
+  CATCH_CHECK(s.evals("r")[0].value == 0.58);
+}
+
 CATCH_TEST_CASE("writes to an unknown run are refused, naming the run") {
   TempDir dir;
   Store s = Store::open(dir / "r.db");
