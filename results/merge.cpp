@@ -40,6 +40,10 @@ const RowKind kAttnStats{"attn_stats",
                          {"run", "layer", "head", "stat", "idx"},
                          {"value", "learned"},
                          "layer, head, stat, idx"};
+const RowKind kAttnMeasurements{"attn_measurements",
+                                {"run"},
+                                {"window", "tokens", "text", "detail", "time"},
+                                "run"};
 const RowKind kSamples{"samples",
                        {"run", "task", "doc", "request"},
                        {"loglikelihood", "is_greedy", "is_gold", "tokens", "choice_chars"},
@@ -214,7 +218,26 @@ RunOutcome merge_run_row(Db& out, Db& in, Stmt& run) {
 struct InputColumns {
   std::string learned;       // attn_stats.learned (attn_stats_learned_sql)
   std::string choice_chars;  // samples.choice_chars (samples_choice_chars_sql)
+  bool measurements = false;  // attn_measurements (schema version 4)
 };
+
+// A run's attention statistics measured otherwise in the input than in OUT (window, tokens, text)
+// are two measurements: neither replaces the other, so the input is refused, naming both.
+void refuse_other_attn_measurement(Db& in, const std::string& run, const Stmt& i, const Stmt& o) {
+  auto read = [](const Stmt& s, int offset) {
+    AttnMeasurement m;
+    m.window = s.integer(offset + value_at(kAttnMeasurements, "window"));
+    m.tokens = s.integer(offset + value_at(kAttnMeasurements, "tokens"));
+    m.text = s.text(offset + value_at(kAttnMeasurements, "text"));
+    return m;
+  };
+  const AttnMeasurement mine = read(i, static_cast<int>(kAttnMeasurements.key.size())), theirs = read(o, 0);
+  if (mine.same_as(theirs)) return;
+  throw UsageError(fmt::format(
+      "{}: run {} holds attention statistics measured on {}, the output database on {}: two "
+      "different measurements, and a merge replaces neither; merge into another database",
+      in.path().string(), run, mine.describe(), theirs.describe()));
+}
 
 // Merges one run: its row and params, then every per-run row kind under its own rule.
 void merge_run(Db& out, Db& in, Stmt& run, const InputColumns& columns, MergeSummary& summary) {
@@ -236,6 +259,12 @@ void merge_run(Db& out, Db& in, Stmt& run, const InputColumns& columns, MergeSum
         if (i.real(nk_e + e_time) != o.real(e_time)) return i.real(nk_e + e_time) > o.real(e_time);
         return i.integer(nk_e + e_n) > o.integer(e_n);
       }));
+  if (columns.measurements) {  // counted with the statistics they describe
+    add(summary.attn_stats, merge_rows(out, in, kAttnMeasurements, id, [&](const Stmt& i, const Stmt& o) {
+          refuse_other_attn_measurement(in, id, i, o);
+          return run_won;
+        }));
+  }
   add(summary.attn_stats,
       merge_rows(
           out, in, kAttnStats, id, [&](const Stmt&, const Stmt&) { return run_won; },
@@ -274,6 +303,7 @@ void merge_one(Db& out, const std::filesystem::path& in_path, MergeSummary& summ
   InputColumns columns;  // the input's schema, read once
   columns.learned = attn_stats_learned_sql(in);
   columns.choice_chars = samples_choice_chars_sql(in);
+  columns.measurements = schema_version(in) >= 4;
   while (runs.step()) merge_run(out, in, runs, columns, summary);
 
   // Memberships: the union (a membership has no value to replace).

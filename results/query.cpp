@@ -12,6 +12,7 @@
 #include "core/common/error.h"
 #include "core/common/paper_tasks.h"
 #include "results/runs.h"
+#include "results/schema.h"
 #include "results/sqlite.h"
 #include "results/store.h"
 #include "results/table_cells.h"
@@ -122,6 +123,9 @@ std::vector<std::string> default_rows(const std::vector<SweepRun>& runs) {
   return chosen;
 }
 
+// The measurement of statistics stored before schema version 4 recorded it.
+constexpr const char* kUnrecordedMeasurement = "an unrecorded measurement";
+
 // Model-level attention statistics (layer = head = -1, evals/diagnostics) shown as diagnostic
 // columns: the first table a user sees shows how each variant allocates attention (sink, sparsity).
 // gu_sink_rate is Gu et al.'s sink rate, Sink_1 (attn_stats sink_k at k = 1).
@@ -141,6 +145,18 @@ void add_uniform_reference(ResultTable& table, const std::set<int64_t>& windows)
       "sink mass reference: uniform attention over windows of T tokens gives H_T / T" +
       (refs.empty() ? std::string(" (the window length is not recorded)") : ": " + join(refs)) +
       "; softmax without a sink stays near it");
+}
+
+// How the attention statistics were measured, when every run's were measured alike (otherwise
+// mark_other_scoring marks the cells and names each measurement).
+void add_measurement_note(ResultTable& table, const StoredValues& stored) {
+  std::set<std::string> how;
+  for (const auto& [key, value] : stored.values) {
+    if (std::get<1>(key) == "attention") how.insert(value.scoring);
+  }
+  if (how.size() == 1 && *how.begin() != kUnrecordedMeasurement) {
+    table.notes.push_back("attention statistics measured on " + *how.begin());
+  }
 }
 
 // Every --where and --rows key must be a param of the sweep.
@@ -175,6 +191,19 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
           fmt::format("{} items, protocol {}, bos {}", s.integer(5), s.text(6), s.text(7))};
     }
   }
+  // How each run's statistics were measured: cells measured otherwise do not compare, and are
+  // marked as differently scored tasks are (mark_other_scoring).
+  std::map<std::string, std::string> measured;
+  if (schema_version(db) >= 4) {
+    Stmt m = db.prepare("SELECT run, window, tokens, text FROM attn_measurements");
+    while (m.step()) {
+      AttnMeasurement a;
+      a.window = m.integer(1);
+      a.tokens = m.integer(2);
+      a.text = m.text(3);
+      measured[m.text(0)] = a.describe();
+    }
+  }
   Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
                       "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
                       "((a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity', 'sink_k_window')) OR "
@@ -188,7 +217,10 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
       continue;
     }
     out.diagnostics_present.insert(stat);
-    out.values[{s.text(0), "attention", stat}] = {s.optional_real(2), std::nullopt, ""};
+    const auto how = measured.find(s.text(0));
+    out.values[{s.text(0), "attention", stat}] = {
+        s.optional_real(2), std::nullopt,
+        how == measured.end() ? kUnrecordedMeasurement : how->second};
   }
   return out;
 }
@@ -256,6 +288,7 @@ void add_columns(ResultTable& table, const std::vector<std::string>& tasks, Metr
     if (stored.diagnostics_present.count(d)) table.columns.push_back(Column::diagnostic_of(d));
   }
   if (stored.diagnostics_present.count("sink_mass")) add_uniform_reference(table, stored.sink_windows);
+  add_measurement_note(table, stored);
   for (const Column& c : table.columns) table.has_avg = table.has_avg || c.in_average;
 }
 

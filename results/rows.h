@@ -48,6 +48,21 @@ struct AttnStat {
   bool learned = false;
 };
 
+// How a run's measured attention statistics were measured (schema version 4): two runs' sink masses
+// compare only when they were measured alike. The identity is (window, tokens, text); `detail`
+// says more for people (which part of the text, in whose tokens).
+struct AttnMeasurement {
+  int64_t window = 0;  // tokens per window
+  int64_t tokens = 0;  // tokens measured (whole windows)
+  std::string text;    // the text read: a shard's or a text file's name ("val.bin", "essay.txt")
+  std::string detail;  // e.g. "val.bin (first 8192 of 120000 tokens)"
+  bool same_as(const AttnMeasurement& o) const {
+    return window == o.window && tokens == o.tokens && text == o.text;
+  }
+  // "windows of 128 tokens, 8192 tokens of val.bin"
+  std::string describe() const;
+};
+
 // One scored request of one eval item (--log-samples).
 struct Sample {
   std::string task;

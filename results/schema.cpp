@@ -144,7 +144,20 @@ const std::vector<Migration>& migrations() {
     v3.description = "samples.choice_chars: acc_norm's denominator per choice";
     v3.sql = "ALTER TABLE samples ADD COLUMN choice_chars INTEGER;\n";
     v3.columns = {"samples.choice_chars"};
-    return std::vector<Migration>{v1, v2, v3};
+    Migration v4;
+    v4.version = 4;
+    v4.description = "attn_measurements: how each run's attention statistics were measured";
+    v4.sql =
+        "CREATE TABLE attn_measurements (\n"
+        "  run    TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,\n"
+        "  window INTEGER NOT NULL,\n"
+        "  tokens INTEGER NOT NULL,\n"
+        "  text   TEXT NOT NULL,\n"
+        "  detail TEXT NOT NULL DEFAULT '',\n"
+        "  time   REAL NOT NULL\n"
+        ") WITHOUT ROWID;\n";
+    v4.tables = {"attn_measurements"};
+    return std::vector<Migration>{v1, v2, v3, v4};
   }();
   return all;
 }
@@ -194,7 +207,8 @@ std::vector<std::string> ours() {
 [[noreturn]] void refuse_foreign(Db& db, const std::set<std::string>& tables,
                                  const std::vector<std::string>& missing) {
   const std::vector<std::string> present(tables.begin(), tables.end());
-  const bool some_ours = missing.size() < ours().size();
+  bool some_ours = false;
+  for (const std::string& t : ours()) some_ours = some_ours || tables.count(t) > 0;
   throw InputError({db.path().string()},
                    std::string(some_ours ? "not a complete attnbench results database"
                                          : "not an attnbench results database") +

@@ -144,7 +144,11 @@ class Store {
   void require_same_identity(const std::string& run_id, const EvalRow& planned);
   void log_metrics(const std::string& run_id, const std::vector<Metric>& metrics);
   void record_evals(const std::string& run_id, const std::vector<EvalRow>& evals);
-  void record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats);
+  // A run's attention statistics with how they were measured (nullopt: not recorded, as before
+  // schema version 4). Statistics measured otherwise than the stored ones are refused naming both
+  // (a UsageError), before anything is written; the same measurement is replaced in place.
+  void record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats,
+                         const std::optional<AttnMeasurement>& measured = std::nullopt);
   void record_samples(const std::string& run_id, const std::vector<Sample>& samples);
   // A scored task's metrics and per-request samples in one transaction: a task whose metrics are
   // stored also has its samples (paired tests read them, results/compare.h).
@@ -158,6 +162,8 @@ class Store {
   std::vector<Metric> metrics(const std::string& run_id, const std::string& key);  // by step
   std::vector<EvalRow> evals(const std::string& run_id);
   bool has_attn_stats(const std::string& run_id);  // whether any attention statistic is stored
+  // How the run's attention statistics were measured; nullopt when not recorded.
+  std::optional<AttnMeasurement> attn_measurement(const std::string& run_id);
 
   // This Store's claim owner, "host:pid".
   const std::string& owner() const;

@@ -114,11 +114,47 @@ void Store::record_task(const std::string& run_id, const std::vector<EvalRow>& e
   tx.commit();
 }
 
-void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats) {
+std::string AttnMeasurement::describe() const {
+  return fmt::format("windows of {} tokens, {} tokens of {}", window, tokens,
+                     text.empty() ? std::string("unnamed text") : text);
+}
+
+namespace {
+// The stored measurement of the run's attention statistics must be the one being recorded: the
+// same text, window and token count (a re-measurement), else the new statistics are refused.
+void check_same_measurement(Db& db, const std::string& run_id, const AttnMeasurement& m) {
+  Stmt s = db.prepare("SELECT window, tokens, text, detail FROM attn_measurements WHERE run = ?");
+  s.bind(1, run_id);
+  if (!s.step()) return;
+  AttnMeasurement stored;
+  stored.window = s.integer(0);
+  stored.tokens = s.integer(1);
+  stored.text = s.text(2);
+  stored.detail = s.text(3);
+  if (stored.same_as(m)) return;
+  throw UsageError(fmt::format(
+      "{}: run {} already holds attention statistics measured on {}; these were measured on {}: "
+      "a different measurement, which would replace them: store it in another --db, or measure "
+      "as stored",
+      db.path().string(), run_id, stored.describe(), m.describe()));
+}
+}  // namespace
+
+void Store::record_attn_stats(const std::string& run_id, const std::vector<AttnStat>& stats,
+                              const std::optional<AttnMeasurement>& measured) {
   std::lock_guard lock(impl_->mutex);
   Db& db = impl_->db;
   Transaction tx(db);
   impl_->require_run(run_id);
+  if (measured) {
+    check_same_measurement(db, run_id, *measured);
+    db.prepare("INSERT INTO attn_measurements(run, window, tokens, text, detail, time) "
+               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(run) DO UPDATE SET detail = excluded.detail, "
+               "time = excluded.time")
+        .bind_all(run_id, measured->window, measured->tokens, measured->text, measured->detail,
+                  unix_now())
+        .run();
+  }
   Stmt s = db.prepare("INSERT INTO attn_stats(run, layer, head, stat, idx, value, learned) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(run, layer, head, stat, idx) "
                       "DO UPDATE SET value = excluded.value, learned = excluded.learned");

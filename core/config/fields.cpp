@@ -254,6 +254,18 @@ void add_eval_fields(std::vector<Field>& f) {
   f.push_back(field("eval", &RC::eval, &EvalConfig::bos, "bos",
                     "BOS policy: none (lm-eval's default for GPT-2 tokenizers) | prepend",
                     one_of({"none", "prepend"})));
+  f.push_back(field("eval", &RC::eval, &EvalConfig::attention_tokens, "attention_tokens",
+                    "a sweep's attention statistics: tokens of held-out text measured (whole "
+                    "windows)",
+                    std::function<std::string(const int64_t&, const RunConfig&)>(
+                        [](const int64_t& v, const RunConfig&) -> std::string {
+                          return v >= 1 && v <= (int64_t{1} << 24) ? ""
+                                                                   : "must be in [1, 16777216]";
+                        })));
+  f.push_back(field("eval", &RC::eval, &EvalConfig::attention_window, "attention_window",
+                    "a sweep's attention statistics: tokens per window; 0 = the model's context "
+                    "length",
+                    at_least<int64_t>(0)));
 }
 
 // The order of these calls is the order `attnbench config --schema` lists the keys in and the

@@ -118,6 +118,11 @@ struct EvalConfig {
   // Further lengths to score every task at, beyond the training context too (length
   // extrapolation, docs/evaluation.md); stored as task@N. The model's own context is always scored.
   std::vector<int64_t> contexts;
+  // The attention statistics a sweep measures on each model after scoring it (docs/diagnostics.md,
+  // "In a sweep"): at most this many tokens of held-out text, in windows of attention_window
+  // tokens (0 = the model's context length).
+  int64_t attention_tokens = 8192;
+  int64_t attention_window = 0;
 };
 
 struct RunConfig {

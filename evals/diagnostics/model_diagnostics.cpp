@@ -68,6 +68,12 @@ std::vector<LearnedValues> collect(const std::vector<LearnedAccumulator>& acc, i
 // Gu et al.'s Sink_k on the text cut again, into windows of opts.sink_k.window tokens (their
 // T = 64, shorter than the main windows), with the same tokens per forward pass as the main
 // measurement.
+// Between two batches of windows: the caller's progress, then its stop request.
+void after_batch(const DiagnosticsOptions& opts, int64_t done, int64_t total) {
+  if (opts.progress) opts.progress(done, total);
+  if (opts.stop && opts.stop()) throw Stopped{};
+}
+
 SinkK measure_sink_k(model::CausalLMImpl& model, const std::vector<int64_t>& tokens,
                      const DiagnosticsOptions& opts, int64_t main_window) {
   DiagnosticsOptions cut = opts;
@@ -82,6 +88,7 @@ SinkK measure_sink_k(model::CausalLMImpl& model, const std::vector<int64_t>& tok
     const std::vector<torch::Tensor> weights =
         model.attention_weights(windows.narrow(0, start, b).to(device));
     for (size_t l = 0; l < weights.size(); ++l) acc.add(static_cast<int64_t>(l), weights[l]);
+    after_batch(opts, start + b, windows.size(0));
   }
   return acc.finish();
 }
@@ -146,6 +153,7 @@ ModelDiagnostics measure(model::CausalLMImpl& model, const std::vector<int64_t>&
       hidden[l].add(h);
       if (sink_k) sink_k->add(l, w);
     }
+    after_batch(opts, start + b, d.windows);
   }
 
   for (int64_t l = 0; l < d.n_layer; ++l) {

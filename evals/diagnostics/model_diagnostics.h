@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,16 @@ struct DiagnosticsOptions {
   int64_t fixed_position = -1;    // Mask@k: position k of every window ...
   int64_t fixed_token_id = 0;     // ... gets this token (as in training); -1 = off
   SinkKOptions sink_k;            // Gu et al.'s Sink_k, on windows of sink_k.window tokens
+  // Asked after every batch of windows: true stops the measurement (measure throws Stopped), so a
+  // sweep's SIGTERM is honoured within one batch. Unset: never stops.
+  std::function<bool()> stop;
+  // Told after every batch: (windows measured, windows in all) of the pass under way (the main
+  // pass, then Sink_k's own when its windows are shorter). Unset: silent.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
+
+// Thrown by measure when DiagnosticsOptions::stop asked it to stop: nothing was measured.
+struct Stopped {};
 
 // One learned statistic of every layer (variants::LearnedStatistic, measured).
 struct LearnedValues {

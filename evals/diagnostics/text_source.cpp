@@ -32,7 +32,8 @@ HeldOutTokens from_shards(const std::string& spec, int64_t max_tokens) {
     shard.read(0, take, out.tokens.data() + at);
     names.push_back(path.filename().string());
   }
-  out.description = join(names) + " (first " + std::to_string(out.tokens.size()) + " of " +
+  out.text = join(names);
+  out.description = out.text + " (first " + std::to_string(out.tokens.size()) + " of " +
                     std::to_string(total) + " tokens)";
   return out;
 }
@@ -66,6 +67,7 @@ HeldOutTokens from_shards_as_text(const std::string& spec, const ScoredModel& mo
   flush();
   const size_t encoded = out.tokens.size();
   out.tokens.resize(std::min<size_t>(encoded, static_cast<size_t>(max_tokens)));
+  out.text = gpt2_tokens.text;
   out.description = gpt2_tokens.description + " as text: the first " +
                     std::to_string(out.tokens.size()) + " of its " + std::to_string(encoded) +
                     " tokens in the model's";
@@ -128,7 +130,8 @@ HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, 
     HeldOutTokens out;
     const size_t n = std::min<size_t>(ids.size(), static_cast<size_t>(max_tokens));
     out.tokens.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n));
-    out.description = std::filesystem::path(source.text_file).filename().string() + " (first " +
+    out.text = std::filesystem::path(source.text_file).filename().string();
+    out.description = out.text + " (first " +
                       std::to_string(n) + " of " + std::to_string(ids.size()) + " tokens)";
     return out;
   }
@@ -148,6 +151,15 @@ HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, 
                      "shard (data.val): name the held-out text");
   }
   return from_shards(cfg.data.val, max_tokens);
+}
+
+results::AttnMeasurement measurement(const HeldOutTokens& text, int64_t window, int64_t windows) {
+  results::AttnMeasurement m;
+  m.window = window;
+  m.tokens = window * windows;
+  m.text = text.text;
+  m.detail = text.description;
+  return m;
 }
 
 }  // namespace attnbench::evals::diagnostics

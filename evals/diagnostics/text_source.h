@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "evals/scored_model.h"
+#include "results/rows.h"
 
 namespace attnbench::evals::diagnostics {
 
@@ -18,6 +19,7 @@ struct TextSource {
 
 struct HeldOutTokens {
   std::vector<int64_t> tokens;
+  std::string text;         // the files read, by name: "val.bin", "essay.txt"
   std::string description;  // "val.bin (first 8192 of 120000 tokens)"
 };
 
@@ -27,5 +29,9 @@ struct HeldOutTokens {
 // by document. Throws UsageError when both or neither (and the model has no validation data) are
 // given, or a file is missing.
 HeldOutTokens read_held_out(const TextSource& source, const ScoredModel& model, int64_t max_tokens);
+
+// How statistics measured on `text` in windows of `window` tokens, `windows` of them, were measured
+// (stored beside them: results::AttnMeasurement).
+results::AttnMeasurement measurement(const HeldOutTokens& text, int64_t window, int64_t windows);
 
 }  // namespace attnbench::evals::diagnostics

@@ -294,7 +294,8 @@ int run(const Options& o) {
   }
   if (store) {
     ensure_standalone_run(*store, scored, threads);
-    store->record_attn_stats(scored.run_id, dx::to_attn_stats(d));
+    store->record_attn_stats(scored.run_id, dx::to_attn_stats(d),
+                             dx::measurement(text, d.window, d.windows));
     std::cerr << "attn_stats of run " << scored.run_id << " stored in " << store->path().string() << "\n";
   }
   return 0;

@@ -82,39 +82,65 @@ bool evaluate_missing(const Cell& cell, results::Store& store, const evals::Scor
 }
 
 // Sink mass and sparsity (docs/diagnostics.md, "What is measured") of `scored` on held-out text,
-// for the sweep table's diagnostics columns; stored as run `id`'s, as upserts. `opts` says the
-// windows (and a Mask@k run's fixed token); at most 8192 tokens are read.
-void measure_attention(const std::string& id, results::Store& store,
+// for the sweep table's diagnostics columns; stored as run `id`'s with how they were measured (a
+// different stored measurement is refused, results/store.h). `opts` says the windows (and a Mask@k
+// run's fixed token); eval.attention_tokens the tokens read. Progress lines every 10 s unless
+// quiet; false when Ctrl-C or SIGTERM stopped it between two batches (nothing stored).
+bool measure_attention(const std::string& id, const std::string& label, results::Store& store,
                        const evals::ScoredModel& scored, const evals::diagnostics::TextSource& source,
-                       evals::diagnostics::DiagnosticsOptions opts) {
+                       evals::diagnostics::DiagnosticsOptions opts, const config::EvalConfig& eval,
+                       const CellRunOptions& o) {
   namespace dx = evals::diagnostics;
-  opts.max_tokens = 8192;
-  dx::HeldOutTokens text = dx::read_held_out(source, scored, opts.max_tokens);
-  store.record_attn_stats(id, dx::to_attn_stats(dx::measure(*scored.model, text.tokens, opts)));
+  opts.max_tokens = eval.attention_tokens;
+  const dx::HeldOutTokens text = dx::read_held_out(source, scored, opts.max_tokens);
+  opts.stop = [] { return stop_requested(); };
+  auto last = std::chrono::steady_clock::now();
+  if (!o.quiet) {
+    say(id, label, fmt::format("measuring attention: {}, windows of {} tokens", text.description,
+                               opts.window));
+    opts.progress = [&](int64_t done, int64_t total) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done < total && now - last < std::chrono::seconds(10)) return;
+      last = now;
+      say(id, label, fmt::format("measuring attention: {}/{} windows", done, total));
+    };
+  }
+  try {
+    const dx::ModelDiagnostics d = dx::measure(*scored.model, text.tokens, opts);
+    store.record_attn_stats(id, dx::to_attn_stats(d), dx::measurement(text, d.window, d.windows));
+    return true;
+  } catch (const dx::Stopped&) {
+    return false;
+  }
 }
 
-// A trained cell: its own validation text, in windows of its context, Mask@k runs as trained.
-void measure_attention(const Cell& cell, results::Store& store, const evals::ScoredModel& scored) {
+// A trained cell: its own validation text, in windows of eval.attention_window (0: its context),
+// Mask@k runs as trained.
+bool measure_attention(const Cell& cell, results::Store& store, const evals::ScoredModel& scored,
+                       const CellRunOptions& o) {
   const config::RunConfig& cfg = *scored.cfg;
-  if (cfg.data.val.empty()) return;  // no held-out text to measure on
+  if (cfg.data.val.empty()) return true;  // no held-out text to measure on
   evals::diagnostics::DiagnosticsOptions opts;
-  opts.window = cfg.model.context_length;
+  opts.window = cfg.eval.attention_window > 0 ? cfg.eval.attention_window : cfg.model.context_length;
   opts.fixed_position = cfg.data.fixed_token_position;
   opts.fixed_token_id = cfg.data.fixed_token_id;
-  measure_attention(cell.id, store, scored, {}, opts);
+  return measure_attention(cell.id, cell.label, store, scored, {}, opts, cfg.eval, o);
 }
 
-// An imported model ([[pretrained]]): the trained cells' held-out text, the base config's
-// validation shard read as text in the model's tokens (diagnostics/text_source.h), in windows of
-// the trained cells' context (or the model's, when shorter).
-void measure_pretrained_attention(const std::string& id, results::Store& store,
-                                  const evals::ScoredModel& scored, const config::RunConfig& base) {
-  if (base.data.val.empty()) return;
+// An imported model ([[pretrained]]) measured as the cells are: the base config's validation
+// shard read as text in the model's tokens (diagnostics/text_source.h), in the cells' windows
+// (eval.attention_window, else their context; the model's context when shorter).
+bool measure_pretrained_attention(const std::string& id, const std::string& label,
+                                  results::Store& store, const evals::ScoredModel& scored,
+                                  const config::RunConfig& base, const CellRunOptions& o) {
+  if (base.data.val.empty()) return true;
   evals::diagnostics::DiagnosticsOptions opts;
-  opts.window = std::min(base.model.context_length, scored.model->shape().context_length);
+  const int64_t cells = base.eval.attention_window > 0 ? base.eval.attention_window
+                                                       : base.model.context_length;
+  opts.window = std::min(cells, scored.model->shape().context_length);
   evals::diagnostics::TextSource source;
   source.shard = base.data.val;
-  measure_attention(id, store, scored, source, opts);
+  return measure_attention(id, label, store, scored, source, opts, base.eval, o);
 }
 
 // The cell's trained model, on its train.device, with the tokenizer from the data root.
@@ -290,7 +316,11 @@ CellOutcome after_training(const Cell& cell, const TrainedCell& t, results::Stor
     say(cell, "interrupted during evaluation; scored tasks are kept");
     return CellOutcome::Interrupted;
   }
-  measure_attention(cell, store, scored);
+  if (!measure_attention(cell, store, scored, o)) {
+    store.set_status(cell.id, RunStatus::Interrupted);
+    say(cell, "interrupted while measuring attention; scored tasks are kept");
+    return CellOutcome::Interrupted;
+  }
   record_peak_memory(cell, store, r.step, o);
   store.set_status(cell.id, RunStatus::Finished);
   say(cell, fmt::format("finished (step {}, loss {:.4f})", r.step, r.train_loss));
@@ -369,7 +399,9 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
         const bool measured = store.has_attn_stats(id);  // `eval --db` measures no attention
         if (tasks.empty() && measured) return CellOutcome::Skipped;
         if (!evaluate_missing(id, label, eval, store, scored, tasks, o)) return CellOutcome::Interrupted;
-        if (!measured) measure_pretrained_attention(id, store, scored, base);
+        if (!measured && !measure_pretrained_attention(id, label, store, scored, base, o)) {
+          return CellOutcome::Interrupted;
+        }
         return CellOutcome::Evaluated;
       }
       case RunStatus::Running:
@@ -387,7 +419,11 @@ CellOutcome run_pretrained_here(const SweepFile& sweep, const PretrainedEntry& e
       say(id, label, "interrupted during evaluation; scored tasks are kept");
       return CellOutcome::Interrupted;
     }
-    measure_pretrained_attention(id, store, scored, base);
+    if (!measure_pretrained_attention(id, label, store, scored, base, o)) {
+      store.set_status(id, RunStatus::Interrupted);
+      say(id, label, "interrupted while measuring attention; scored tasks are kept");
+      return CellOutcome::Interrupted;
+    }
     store.set_status(id, RunStatus::Finished);
     say(id, label, "finished");
     return CellOutcome::Finished;

@@ -199,6 +199,26 @@ CATCH_TEST_CASE("diagnostics: softmax with equal scores has sink mass mean_i 1/(
   CATCH_CHECK(find(0, 3, "sink_mass") == Approx(expected).epsilon(1e-6));
 }
 
+CATCH_TEST_CASE("diagnostics: progress after every batch, and a stop request stops between batches") {
+  auto cfg = make_config("softmax");
+  model::DecoderLM m(cfg);
+  DiagnosticsOptions opts;
+  opts.max_tokens = 5 * kT;
+  opts.batch_size = 2;
+  std::vector<std::pair<int64_t, int64_t>> told;
+  opts.progress = [&](int64_t done, int64_t total) { told.emplace_back(done, total); };
+  const std::vector<int64_t> tokens = random_tokens(5 * kT, 256, 3);
+  measure(*m, tokens, opts);
+  // Windows of kT: Sink_k's windows are measured in the same pass (no second one).
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{2, 5}, {4, 5}, {5, 5}};
+  CATCH_CHECK(told == expected);
+  int asked = 0;
+  opts.stop = [&] { return ++asked == 2; };  // SIGTERM arrives during the second batch
+  told.clear();
+  CATCH_CHECK_THROWS_AS(measure(*m, tokens, opts), Stopped);
+  CATCH_CHECK(told.size() == 2);  // nothing measured after the stop request
+}
+
 CATCH_TEST_CASE("diagnostics: Mask@k puts the fixed token at k and measures the mass there") {
   DiagnosticsOptions opts;
   opts.window = 8;

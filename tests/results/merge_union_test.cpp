@@ -127,6 +127,27 @@ CATCH_TEST_CASE("merge: two different measurements of one task replace neither")
   CATCH_CHECK(text(out, "SELECT count(*) FROM evals") == "1");
 }
 
+CATCH_TEST_CASE("merge: attention statistics measured two ways replace neither") {
+  TempDir dir;
+  auto out = dir / "out.db", in = dir / "in.db";
+  make_db(out, kLate);
+  make_db(in, kEarly);  // the input's copy of the run would win
+  Db(out, false).exec("INSERT INTO attn_measurements(run, window, tokens, text, time) "
+                      "VALUES ('r1', 128, 8192, 'val.bin', 10)");
+  Db(in, false).exec("INSERT INTO attn_measurements(run, window, tokens, text, time) "
+                     "VALUES ('r1', 512, 8192, 'essay.txt', 20)");
+  CATCH_CHECK_THROWS_WITH(merge_databases(out, {in}),
+                          Catch::Matchers::Contains("measured on windows of 512 tokens, 8192 tokens "
+                                                    "of essay.txt, the output database on windows "
+                                                    "of 128 tokens") &&
+                              Catch::Matchers::Contains("replaces neither"));
+  CATCH_CHECK(text(out, "SELECT window FROM attn_measurements") == "128");
+  // The same measurement merges (the winner's copy, as its statistics).
+  Db(in, false).exec("UPDATE attn_measurements SET window = 128, text = 'val.bin'");
+  merge_databases(out, {in});
+  CATCH_CHECK(text(out, "SELECT time FROM attn_measurements") == "20.0");
+}
+
 CATCH_TEST_CASE("merge: metrics, samples and attention statistics are unions too") {
   TempDir dir;
   auto out = dir / "out.db", in = dir / "in.db";

@@ -59,7 +59,7 @@ CATCH_TEST_CASE("a new database gets the current schema, WAL and its tables") {
   CATCH_CHECK(schema_version(db) == current_schema_version());
   CATCH_CHECK(one_text(db, "PRAGMA journal_mode") == "wal");
   for (const char* t : {"sweeps", "runs", "sweep_runs", "params", "metrics", "evals", "attn_stats",
-                        "samples"}) {
+                        "samples", "attn_measurements"}) {
     CATCH_CHECK(count(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?", t) == 1);
   }
 }
@@ -86,8 +86,8 @@ CATCH_TEST_CASE("a version-1 database is read as it is and upgraded by a writer,
     Store s = Store::open(path);
     CATCH_REQUIRE(claim(s, "r").claimed);
     s.record_attn_stats("r", {{0, -1, "sink_mass", -1, 0.5}, {0, -1, "tau", -1, -1.0, true}});
-    // Back to version 1's layout: the column version 2 added is gone, user_version says 1.
-    s.db().exec("ALTER TABLE attn_stats DROP COLUMN learned; "
+    // Back to version 1's layout: what versions 2-4 added is gone, user_version says 1.
+    s.db().exec("DROP TABLE attn_measurements; ALTER TABLE attn_stats DROP COLUMN learned; "
                 "ALTER TABLE samples DROP COLUMN choice_chars; PRAGMA user_version = 1");
   }
   const std::string learned_stats = "SELECT group_concat(stat) FROM attn_stats WHERE ";
@@ -118,8 +118,9 @@ CATCH_TEST_CASE("a version-2 database's samples read without choice lengths, upg
     x.task = "piqa";
     x.choice_chars = 7;
     s.record_samples("r", {x});
-    // Back to version 2's layout: the column version 3 added is gone, user_version says 2.
-    s.db().exec("ALTER TABLE samples DROP COLUMN choice_chars; PRAGMA user_version = 2");
+    // Back to version 2's layout: what versions 3 and 4 added is gone, user_version says 2.
+    s.db().exec("DROP TABLE attn_measurements; ALTER TABLE samples DROP COLUMN choice_chars; "
+                "PRAGMA user_version = 2");
   }
   {
     Store ro = Store::open(path, true);  // read-only: reads version 2 as it is
@@ -396,6 +397,36 @@ CATCH_TEST_CASE("an eval row is never replaced by a different measurement of its
   s.record_evals("r", {copa, eval("piqa", "acc", 0.6, 0.01)});
   CATCH_CHECK(s.evals("r").size() == 2);
   CATCH_CHECK(s.evals("r")[0].value == 0.58);
+}
+
+CATCH_TEST_CASE("attention statistics are stored with their measurement, never replaced by another") {
+  TempDir dir;
+  Store s = Store::open(dir / "r.db");
+  CATCH_REQUIRE(claim(s, "r").claimed);
+  CATCH_CHECK_FALSE(s.attn_measurement("r"));
+  AttnMeasurement m;
+  m.window = 128;
+  m.tokens = 8192;
+  m.text = "val.bin";
+  m.detail = "val.bin (first 8192 of 120000 tokens)";
+  s.record_attn_stats("r", {{-1, -1, "sink_mass", -1, 0.43}}, m);
+  CATCH_REQUIRE(s.attn_measurement("r"));
+  CATCH_CHECK(s.attn_measurement("r")->window == 128);
+  CATCH_CHECK(s.attn_measurement("r")->detail == m.detail);
+  for (auto change : {+[](AttnMeasurement& x) { x.window = 512; },
+                      +[](AttnMeasurement& x) { x.tokens = 4096; },
+                      +[](AttnMeasurement& x) { x.text = "essay.txt"; }}) {
+    AttnMeasurement other = m;
+    change(other);
+    CATCH_CHECK_THROWS_WITH(
+        s.record_attn_stats("r", {{-1, -1, "sink_mass", -1, 0.35}}, other),
+        Catch::Matchers::Contains("already holds attention statistics measured on windows of 128 "
+                                  "tokens, 8192 tokens of val.bin") &&
+            Catch::Matchers::Contains("different measurement"));
+  }
+  CATCH_CHECK(count(s.db(), "SELECT count(*) FROM attn_stats WHERE value = 0.43") == 1);
+  s.record_attn_stats("r", {{-1, -1, "sink_mass", -1, 0.44}}, m);  // the same measurement, again
+  CATCH_CHECK(count(s.db(), "SELECT count(*) FROM attn_stats WHERE value = 0.44") == 1);
 }
 
 CATCH_TEST_CASE("writes to an unknown run are refused, naming the run") {

@@ -79,3 +79,40 @@ CATCH_TEST_CASE("table: Gu's sink rate column and the sink mass's uniform-attent
                                 "H_T / T: 0.521 at T = 4; softmax without a sink stays near it"));
   CATCH_CHECK_THAT(md, Contains("gu_sink_rate: Gu et al.'s sink rate"));
 }
+
+CATCH_TEST_CASE("table: attention statistics measured differently are marked, alike are named") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  add_run(store, "s", "soft0", {{"attention.variant", "softmax", "string"}, {"train.seed", "0", "int"}});
+  add_run(store, "s", "lazy0", {{"attention.variant", "lazy", "string"}, {"train.seed", "0", "int"}});
+  add_run(store, "s", "lazy1", {{"attention.variant", "lazy", "string"}, {"train.seed", "1", "int"}});
+  for (auto id : {"soft0", "lazy0", "lazy1"}) store.record_evals(id, {eval("copa", "acc", 0.5, 0.05)});
+  AttnMeasurement val128;
+  val128.window = 128;
+  val128.tokens = 8192;
+  val128.text = "val.bin";
+  AttnMeasurement essay512 = val128;
+  essay512.window = 512;
+  essay512.text = "essay.txt";
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.35}}, essay512);
+  store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, 0.43}}, val128);
+  store.record_attn_stats("lazy1", {{-1, -1, "sink_mass", -1, 0.41}}, val128);
+  TableRequest req;
+  req.sweep = "s";
+  ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.columns.size() == 2);
+  CATCH_CHECK(t.rows[0].cells[1].other_scoring);  // softmax: 512-token windows of another text
+  CATCH_CHECK_FALSE(t.rows[1].cells[1].other_scoring);
+  std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("attention sink_mass: runs scored differently") &&
+                           Contains("windows of 512 tokens, 8192 tokens of essay.txt (1 run)") &&
+                           Contains("windows of 128 tokens, 8192 tokens of val.bin (2 runs)"));
+
+  // Measured alike: no mark, and the table says how.
+  req.where = {{"attention.variant", "lazy"}};
+  t = build_table(store.db(), req);
+  CATCH_CHECK_FALSE(t.rows[0].cells[1].other_scoring);
+  CATCH_CHECK_THAT(render_table(t, "md"),
+                   Contains("attention statistics measured on windows of 128 tokens, 8192 tokens of "
+                            "val.bin"));
+}

@@ -102,7 +102,7 @@ PY
   fail "merge from the restored db"
 "$ATTNBENCH" results merge "$tmp/restored.db" "$tmp/out.db" | grep -qxF "  runs: 0 added, 0 replaced, 1 kept" ||
   fail "merge into the restored db"
-[ "$(pysql "PRAGMA user_version" "$tmp/restored.db")" = 3 ] || fail "the restored db was not stamped (version 3)"
+[ "$(pysql "PRAGMA user_version" "$tmp/restored.db")" = 4 ] || fail "the restored db was not stamped (version 4)"
 
 # 4. Read-only commands never create a database.
 for cmd in "results runs" "results sql SELECT"; do
