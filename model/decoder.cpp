@@ -111,7 +111,13 @@ torch::Tensor DecoderLMImpl::hidden(const torch::Tensor& idx, DecoderCache* cach
 
 torch::Tensor DecoderLMImpl::loss(const torch::Tensor& idx, const torch::Tensor& targets) {
   const torch::Tensor h = hidden(idx);
-  return chunked_cross_entropy(h.reshape({-1, h.size(-1)}), head_weight(), targets.reshape({-1}));
+  // A model continuing a pretrained one normalises over that model's vocabulary: its padded head
+  // rows start at zero and would each add exp(0) to the softmax's denominator, so the run would not
+  // start at the pretrained model's loss. A model of attnbench's own keeps nanoGPT's padded
+  // softmax, which its runs were trained and resumed with.
+  const torch::Tensor& w = head_weight();
+  const torch::Tensor weight = model_.init_from.empty() ? w : w.slice(0, 0, model_.vocab_size);
+  return chunked_cross_entropy(h.reshape({-1, h.size(-1)}), weight, targets.reshape({-1}));
 }
 
 const torch::Tensor& DecoderLMImpl::head_weight() const {

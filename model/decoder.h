@@ -55,8 +55,9 @@ class DecoderLMImpl : public CausalLMImpl {
   // The variant's learned statistics on the attention's own input x = RMSNorm(h) (block order).
   std::vector<variants::LearnedStatistic> learned(int64_t l, const torch::Tensor& h) override;
   // The training loss: mean next-token cross-entropy of the logits of idx [B, T] against targets
-  // [B, T] over the padded vocabulary, the head and the loss computed in chunks of tokens
-  // (model/lm_loss.h), never as [B T, padded_vocab] logits.
+  // [B, T] over the padded vocabulary (over model.vocab_size for a model continuing a pretrained
+  // one, model.init_from: the pretrained model's own loss), the head and the loss computed in
+  // chunks of tokens (model/lm_loss.h), never as [B T, padded_vocab] logits.
   torch::Tensor loss(const torch::Tensor& idx, const torch::Tensor& targets);
 
   // Distinct parameters (a tied head is counted once).

@@ -227,6 +227,9 @@ struct StepLoop {
   TrainResult run() {
     if (state.step >= tc.steps) return finish("finished");
     check_replicas();
+    // A fresh run's step 0: the loss (and attention) of the model it starts from, the reference a
+    // retrofit is read against (a continued pretrained model's own validation loss).
+    if (state.step == 0 && tc.eval_interval > 0) validate();
     using clock = std::chrono::steady_clock;
     while (state.step < tc.steps) {
       auto start = clock::now();
@@ -258,6 +261,20 @@ struct StepLoop {
       if (stop) return interrupted();
     }
     return finish("finished");
+  }
+
+  // The caller's attention probe on the first validation window (TrainOptions::attention_probe).
+  void probe_attention() {
+    if (!opts.attention_probe || val.count() == 0) return;
+    std::vector<int64_t> window(static_cast<size_t>(T + 1));
+    val.fill(0, 1, window.data());
+    const auto tokens = model::to_device(
+        torch::from_blob(window.data(), {T}, torch::kLong), device);
+    model.eval();
+    for (const auto& [name, value] : opts.attention_probe(model, tokens)) {
+      metrics.log_metric(name, state.step, value);
+    }
+    model.train();
   }
 
   // True on every `interval`-th step; 0 = never (the last step is handled by the caller).
@@ -348,6 +365,7 @@ struct StepLoop {
       metrics.log_metric("val/loss", state.step, state.val_loss);
       progress.note(fmt::format("step {}: val loss {:.4f}", state.step, state.val_loss));
     }
+    probe_attention();
   }
 
   // Rank 0 writes; the replicas are identical (check_replicas), so its state is every rank's.

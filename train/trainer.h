@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config/run_config.h"
 #include "train/distributed.h"
@@ -24,6 +26,13 @@ struct TrainOptions {
   // one process. The run trains on comm->device(); every rank computes, rank 0 alone writes the
   // run folder.
   Communicator* comm = nullptr;
+  // Asked at every validation (step 0 included) with the model and the first validation window's
+  // tokens [T]: named numbers logged at that step beside val/loss (the attention's sink mass and
+  // learned statistics, evals/diagnostics/training_probe.h, set by the commands that train; the
+  // trainer's layer cannot measure attention itself). Unset: nothing more is logged.
+  std::function<std::vector<std::pair<std::string, double>>(model::CausalLMImpl&,
+                                                            const torch::Tensor&)>
+      attention_probe;
 };
 
 struct TrainResult {

@@ -115,6 +115,21 @@ evals::EvalOptions eval_options(const Options& o, const evals::ScoredModel& scor
   return opt;
 }
 
+// A stored task scored with another identity (limit, protocol, BOS) is refused before any scoring,
+// not replaced after it (results/store.h).
+void require_stored_identity(results::Store& store, const std::string& run_id,
+                             const std::vector<evals::LoadedTask>& tasks,
+                             const evals::LanguageModel& lm, const evals::EvalOptions& opt) {
+  for (const evals::LoadedTask& task : tasks) {
+    results::EvalRow planned;
+    planned.task = evals::scored_task_name(task.spec->name, lm);
+    planned.limit = task.limit;
+    planned.protocol_version = evals::kProtocolVersion;
+    planned.bos = evals::to_string(opt.bos);
+    store.require_same_identity(run_id, planned);
+  }
+}
+
 int run(Options o) {
   if (o.format != "table" && o.format != "json") {
     throw UsageError("--format " + o.format + ": expected table or json" +
@@ -131,9 +146,8 @@ int run(Options o) {
   }
   // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
   const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
-  std::string task_spec = o.tasks;
-  if (task_spec.empty()) task_spec = ec.tasks.empty() ? "paper" : join(ec.tasks, ",");
-  const std::vector<std::string> tasks = evals::expand_task_list(task_spec);
+  const std::vector<std::string> tasks = evals::expand_task_list(
+      !o.tasks.empty() ? o.tasks : ec.tasks.empty() ? "paper" : join(ec.tasks, ","));
   const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
   const evals::EvalOptions opt = eval_options(o, scored);
 
@@ -153,18 +167,7 @@ int run(Options o) {
   if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
 
   evals::DecoderLMAdapter lm(scored.model, max_length);
-  // A stored task scored with another identity (limit, protocol, BOS) is refused before any
-  // scoring, not replaced after it (results/store.h).
-  if (store) {
-    for (const evals::LoadedTask& task : loaded_tasks) {
-      results::EvalRow planned;
-      planned.task = evals::scored_task_name(task.spec->name, lm);
-      planned.limit = task.limit;
-      planned.protocol_version = evals::kProtocolVersion;
-      planned.bos = evals::to_string(opt.bos);
-      store->require_same_identity(scored.run_id, planned);
-    }
-  }
+  if (store) require_stored_identity(*store, scored.run_id, loaded_tasks, lm, opt);
   evals::EvalReport report;
   report.bos = opt.bos;
   report.limit = limit;

@@ -21,6 +21,7 @@
 #include "core/common/error.h"
 #include "core/common/stop_signal.h"
 #include "core/config/run_config.h"
+#include "evals/diagnostics/training_probe.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
 #include "train/distributed.h"
@@ -122,6 +123,7 @@ train::TrainResult train_here(const TrainCliOptions& o, const config::RunConfig&
   opts.quiet = o.quiet;
   opts.should_stop = [] { return stop_requested(); };
   opts.comm = comm;
+  opts.attention_probe = evals::diagnostics::training_probe;
   return train::train_run(cfg, std::move(data), o.out, nullptr, opts);
 }
 

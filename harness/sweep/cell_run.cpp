@@ -2,6 +2,7 @@
 
 #include "evals/diagnostics/model_diagnostics.h"
 #include "evals/diagnostics/text_source.h"
+#include "evals/diagnostics/training_probe.h"
 
 #include <torch/torch.h>
 
@@ -274,6 +275,7 @@ TrainedCell train_cell(const Cell& cell, results::Store& store, const std::files
   train::TrainOptions to;
   to.quiet = o.quiet;
   to.should_stop = [] { return stop_requested(); };
+  to.attention_probe = evals::diagnostics::training_probe;
   return {train::train_run(cell.config, run_dir, &sink, to), ""};
 }
 

@@ -7,6 +7,9 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+
+#include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 
@@ -14,6 +17,7 @@
 #include "evals/diagnostics/attention_stats.h"
 #include "evals/diagnostics/heatmap_png.h"
 #include "evals/diagnostics/model_diagnostics.h"
+#include "evals/diagnostics/training_probe.h"
 #include "model/decoder.h"
 
 // A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
@@ -217,6 +221,30 @@ CATCH_TEST_CASE("diagnostics: progress after every batch, and a stop request sto
   told.clear();
   CATCH_CHECK_THROWS_AS(measure(*m, tokens, opts), Stopped);
   CATCH_CHECK(told.size() == 2);  // nothing measured after the stop request
+}
+
+CATCH_TEST_CASE("diagnostics: the training probe logs per-layer sink mass and learned tau") {
+  auto cfg = make_config("lazy", {"attention.tau_init=-0.5"});
+  model::DecoderLM m(cfg);
+  const std::vector<int64_t> tokens = random_tokens(kT, 256, 5);
+  const auto probe = training_probe(*m, torch::tensor(tokens));
+  std::map<std::string, double> got(probe.begin(), probe.end());
+  CATCH_CHECK(got.size() == probe.size());  // no name twice
+  DiagnosticsOptions opts;
+  opts.max_tokens = kT;
+  const ModelDiagnostics d = measure(*m, tokens, opts);
+  double all = 0;
+  for (int64_t l = 0; l < d.n_layer; ++l) {
+    double layer = 0;
+    for (const auto& h : d.heads[l]) layer += h.sink_mass / double(d.n_head);
+    all += layer / double(d.n_layer);
+    CATCH_CHECK(got.at(fmt::format("attn/sink_mass/layer_{:02d}", l)) == Approx(layer));
+    // tau per head starts at tau_init: every layer's mean is -0.5.
+    CATCH_CHECK(got.at(fmt::format("attn/tau/layer_{:02d}", l)) == Approx(-0.5));
+  }
+  CATCH_CHECK(got.at("attn/sink_mass") == Approx(all));
+  CATCH_CHECK(got.at("attn/tau") == Approx(-0.5));
+  CATCH_CHECK(got.count("attn/distance_bias") == 0);  // a profile, not one number per head
 }
 
 CATCH_TEST_CASE("diagnostics: Mask@k puts the fixed token at k and measures the mass there") {

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@
 #include "tests/train/train_fixture.h"
 #include "train/preflight.h"
 #include "train/trainer.h"
+#include "train/windows.h"
 
 // A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
 namespace init_from_train_test {
@@ -98,6 +100,62 @@ CATCH_TEST_CASE("a fresh run continuing a pretrained model starts from its weigh
     std::ifstream in(checkpoint / "state.json");
     CATCH_CHECK(nlohmann::json::parse(in).at("init_from_sha256") == sha256);
   }
+}
+
+// metrics.jsonl's values of `key`, by step.
+std::map<int64_t, double> logged(const fs::path& run_dir, const std::string& key) {
+  std::map<int64_t, double> out;
+  std::ifstream in(run_dir / "metrics.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.at("key") == key) out[j.at("step").get<int64_t>()] = j.at("value").get<double>();
+  }
+  return out;
+}
+
+CATCH_TEST_CASE("a retrofit logs step 0's validation loss, the pretrained model's own, and the "
+                "attention probe at every validation") {
+  test::ScratchDir dir;
+  write_shards(dir.path());
+  config::RunConfig cfg = continuing_config(dir.path(), 4);
+  cfg.train.eval_interval = 2;
+  auto opts = quiet();
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> probed;  // (call, the window's tokens)
+  opts.attention_probe = [&](model::CausalLMImpl& m, const torch::Tensor& window) {
+    CATCH_CHECK_FALSE(m.is_training());  // probed in evaluation mode
+    const torch::Tensor w = window.to(torch::kInt64).contiguous();
+    probed.emplace_back(static_cast<int64_t>(probed.size()),
+                        std::vector<int64_t>(w.data_ptr<int64_t>(), w.data_ptr<int64_t>() + w.numel()));
+    return std::vector<std::pair<std::string, double>>{{"attn/probe", double(probed.size())}};
+  };
+  CATCH_REQUIRE(train::train_run(cfg, dir.path() / "run", nullptr, opts).status == "finished");
+  // Validations at steps 0, 2 and 4, each probed on the same first validation window of T tokens.
+  const auto val = logged(dir.path() / "run", "val/loss");
+  CATCH_REQUIRE(val.size() == 3);
+  CATCH_CHECK(val.begin()->first == 0);
+  const auto probe = logged(dir.path() / "run", "attn/probe");
+  CATCH_CHECK(probe == std::map<int64_t, double>{{0, 1.0}, {2, 2.0}, {4, 3.0}});
+  CATCH_REQUIRE(probed.size() == 3);
+  CATCH_CHECK(probed[0].second.size() == 32);
+  CATCH_CHECK(probed[0].second == probed[2].second);
+
+  // Step 0's validation loss is the pretrained model's own on the same windows: Lazy Attention
+  // at tau 0 computes what the folder's model computes (docs/pretrained.md, "Continuing").
+  model::pretrained::PretrainedModel folder = model::pretrained::load_pretrained(kFolder);
+  std::vector<data::ShardReader> shards;
+  shards.emplace_back(dir.path() / "val.bin");
+  const train::ValWindows windows(&shards, 32, cfg.train.eval_tokens);
+  std::vector<int64_t> buf(static_cast<size_t>(windows.count() * 33));
+  windows.fill(0, windows.count(), buf.data());
+  const torch::Tensor w = torch::from_blob(buf.data(), {windows.count(), 33}, torch::kLong);
+  torch::NoGradGuard no_grad;
+  folder.model->eval();
+  const torch::Tensor logits = folder.model->head(folder.model->hidden(w.slice(1, 0, 32)));
+  const int64_t vocab = folder.model->shape().vocab_size;
+  const double expected = torch::nn::functional::cross_entropy(
+                              logits.slice(-1, 0, vocab).reshape({-1, vocab}), w.slice(1, 1, 33).reshape({-1}))
+                              .item<double>();
+  CATCH_CHECK(val.begin()->second == Catch::Detail::Approx(expected).epsilon(1e-5));
 }
 
 // What `data prepare` records of the tokenizer that made train.bin and val.bin.
