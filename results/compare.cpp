@@ -247,6 +247,21 @@ size_t baseline_row(Db& db, const ResultTable& table, const CompareRequest& req)
   return bi;
 }
 
+// An item-level test with one run on each side asks whether two checkpoints differ on these
+// items, not whether two variants do: a second seed can differ from the first as much.
+void add_single_run_note(Comparison& out, const ResultTable& table, size_t bi) {
+  std::vector<std::string> single;
+  for (size_t ri = 0; ri < table.rows.size(); ++ri) {
+    if (ri != bi && table.rows[ri].n == 1 && table.rows[bi].n == 1) {
+      single.push_back(row_label(table, table.rows[ri]));
+    }
+  }
+  if (single.empty()) return;
+  out.notes.push_back("one run per side (" + join(single) + " against the baseline): the tests "
+                      "over items compare these checkpoints, not the variants; seeds would (the "
+                      "Welch test over seeds needs >= 2 runs per row)");
+}
+
 // Every test of every row with finished runs against row bi.
 Comparison compare_rows(Db& db, const ResultTable& table, size_t bi, const CompareRequest& req) {
   if (req.resamples < 1) throw UsageError("--resamples: expected at least 1, got " + std::to_string(req.resamples));
@@ -271,6 +286,7 @@ Comparison compare_rows(Db& db, const ResultTable& table, size_t bi, const Compa
   }
   out.notes.push_back(fmt::format("baseline: {} ({} finished run(s)); diff = row - baseline; "
                                   "accuracies as fractions", row_label(table, base), base.n));
+  add_single_run_note(out, table, bi);
   for (const auto& [label, tasks] : without_samples) {
     out.notes.push_back("row " + label + ": no per-item samples of " + join(tasks) +
                         " in some run of the row or the baseline, so no test over items "

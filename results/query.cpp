@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "core/common/paper_tasks.h"
@@ -25,10 +26,23 @@ constexpr const char* kSeedKey = "train.seed";
 constexpr const char* kVariantKey = "attention.variant";
 constexpr const char* kPretrainedKey = "pretrained.name";
 
-std::vector<std::string> sweep_param_keys(Db& db, const std::string& sweep) {
-  Stmt s = db.prepare("SELECT DISTINCT p.key FROM params p JOIN sweep_runs sr ON sr.run = p.run "
-                      "WHERE sr.sweep = ? ORDER BY p.key");
-  s.bind(1, sweep);
+// The runs a table is over, as SQL: "IN (...)" taking one parameter, `bind`: a sweep's members,
+// or the runs --runs names (standalone runs: `attnbench train`, `eval --db`, `attn-stats --db`).
+struct Members {
+  std::string in;
+  std::string bind;
+  std::string what;  // for messages: "sweep 'x'" or "the runs given"
+};
+Members members(const TableRequest& req) {
+  if (req.runs.empty()) {
+    return {"IN (SELECT run FROM sweep_runs WHERE sweep = ?)", req.sweep, "sweep '" + req.sweep + "'"};
+  }
+  return {"IN (SELECT value FROM json_each(?))", nlohmann::json(req.runs).dump(), "the runs given"};
+}
+
+std::vector<std::string> param_keys(Db& db, const Members& m) {
+  Stmt s = db.prepare("SELECT DISTINCT key FROM params WHERE run " + m.in + " ORDER BY key");
+  s.bind(1, m.bind);
   std::vector<std::string> out;
   while (s.step()) out.push_back(s.text(0));
   return out;
@@ -36,9 +50,9 @@ std::vector<std::string> sweep_param_keys(Db& db, const std::string& sweep) {
 
 // Column and key names from the user are only ever compared with names read from the store.
 void require_key(const std::string& key, const std::vector<std::string>& keys, const char* option,
-                 const std::string& sweep) {
+                 const Members& m) {
   if (std::find(keys.begin(), keys.end(), key) != keys.end()) return;
-  throw UsageError(std::string(option) + ": no param '" + key + "' in sweep '" + sweep + "'" +
+  throw UsageError(std::string(option) + ": no param '" + key + "' in " + m.what +
                    did_you_mean(key, keys));
 }
 
@@ -53,8 +67,8 @@ std::optional<double> parse_number(const std::string& s) {
 // The runs of a sweep that pass every --where. The SQL text is a fixed fragment repeated once per
 // condition; keys and values are bound. Numeric params also match numerically ("0.50" == 0.5).
 std::vector<SweepRun> select_runs(Db& db, const TableRequest& req) {
-  std::string sql =
-      "SELECT r.id, r.status FROM sweep_runs sr JOIN runs r ON r.id = sr.run WHERE sr.sweep = ?";
+  const Members m = members(req);
+  std::string sql = "SELECT r.id, r.status FROM runs r WHERE r.id " + m.in;
   for (size_t i = 0; i < req.where.size(); ++i) {
     sql += " AND r.id IN (SELECT run FROM params WHERE key = ? AND (value = ? OR "
            "(type IN ('int', 'float') AND CAST(value AS REAL) = ?)))";
@@ -62,7 +76,7 @@ std::vector<SweepRun> select_runs(Db& db, const TableRequest& req) {
   sql += " ORDER BY r.created, r.rowid";
   Stmt s = db.prepare(sql);
   int i = 1;
-  s.bind(i++, req.sweep);
+  s.bind(i++, m.bind);
   for (const auto& [key, value] : req.where) {
     s.bind(i++, key);
     s.bind(i++, value);
@@ -78,9 +92,8 @@ std::vector<SweepRun> select_runs(Db& db, const TableRequest& req) {
     index[s.text(0)] = runs.size();
     runs.push_back({s.text(0), parse_status(s.text(1)), {}});
   }
-  Stmt p = db.prepare("SELECT p.run, p.key, p.value FROM params p JOIN sweep_runs sr "
-                      "ON sr.run = p.run WHERE sr.sweep = ?");
-  p.bind(1, req.sweep);
+  Stmt p = db.prepare("SELECT run, key, value FROM params WHERE run " + m.in);
+  p.bind(1, m.bind);
   while (p.step()) {
     auto it = index.find(p.text(0));
     if (it != index.end()) runs[it->second].params[p.text(1)] = p.text(2);
@@ -161,10 +174,11 @@ void add_measurement_note(ResultTable& table, const StoredValues& stored) {
 
 // Every --where and --rows key must be a param of the sweep.
 void check_request(Db& db, const TableRequest& req) {
-  require_sweep(db, req.sweep);
-  std::vector<std::string> keys = sweep_param_keys(db, req.sweep);
-  for (const auto& w : req.where) require_key(w.first, keys, "--where", req.sweep);
-  for (const auto& r : req.rows) require_key(r, keys, "--rows", req.sweep);
+  if (req.runs.empty()) require_sweep(db, req.sweep);
+  const Members m = members(req);
+  std::vector<std::string> keys = param_keys(db, m);
+  for (const auto& w : req.where) require_key(w.first, keys, "--where", m);
+  for (const auto& r : req.rows) require_key(r, keys, "--rows", m);
 }
 
 // The names of MetricChoice, in the enum's order.
@@ -172,15 +186,14 @@ const char* const kMetricChoices[] = {"auto", "acc", "acc_norm", "logprob", "bit
 
 std::string metric_choice_name(MetricChoice choice) { return kMetricChoices[static_cast<int>(choice)]; }
 
-StoredValues load_values(Db& db, const std::string& sweep, const std::vector<SweepRun>& runs) {
+StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& runs) {
   std::set<std::string> selected;
   for (const SweepRun& r : runs) selected.insert(r.id);
   StoredValues out;
   {
-    Stmt s = db.prepare("SELECT e.run, e.task, e.metric, e.value, e.stderr, e.n, e.protocol_version, "
-                        "e.bos FROM evals e JOIN sweep_runs sr ON sr.run = e.run WHERE sr.sweep = ? "
-                        "ORDER BY e.rowid");
-    s.bind(1, sweep);
+    Stmt s = db.prepare("SELECT run, task, metric, value, stderr, n, protocol_version, bos "
+                        "FROM evals WHERE run " + m.in + " ORDER BY rowid");
+    s.bind(1, m.bind);
     while (s.step()) {
       if (!selected.count(s.text(0))) continue;
       std::string task = s.text(1), metric = s.text(2);
@@ -204,11 +217,11 @@ StoredValues load_values(Db& db, const std::string& sweep, const std::vector<Swe
       measured[m.text(0)] = a.describe();
     }
   }
-  Stmt s = db.prepare("SELECT a.run, a.stat, a.value FROM attn_stats a JOIN sweep_runs sr ON "
-                      "sr.run = a.run WHERE sr.sweep = ? AND a.layer = -1 AND a.head = -1 AND "
-                      "((a.idx = -1 AND a.stat IN ('sink_mass', 'sparsity', 'sink_k_window')) OR "
-                      "(a.idx = 1 AND a.stat = 'sink_k'))");
-  s.bind(1, sweep);
+  Stmt s = db.prepare("SELECT run, stat, value FROM attn_stats WHERE run " + m.in +
+                      " AND layer = -1 AND head = -1 AND "
+                      "((idx = -1 AND stat IN ('sink_mass', 'sparsity', 'sink_k_window')) OR "
+                      "(idx = 1 AND stat = 'sink_k'))");
+  s.bind(1, m.bind);
   while (s.step()) {
     if (!selected.count(s.text(0))) continue;
     const std::string stat = s.text(1) == "sink_k" ? "gu_sink_rate" : s.text(1);
@@ -230,7 +243,7 @@ std::vector<std::string> table_tasks(const TableRequest& req, const StoredValues
   std::vector<std::string> tasks = req.tasks.empty() ? stored.task_order : req.tasks;
   for (const std::string& t : tasks) {
     if (!stored.task_metrics.count(t)) {
-      throw UsageError("--tasks: no evals of task '" + t + "' in sweep '" + req.sweep + "'" +
+      throw UsageError("--tasks: no evals of task '" + t + "' in " + members(req).what +
                        did_you_mean(t, stored.task_order) +
                        (stored.task_order.empty() ? "; nothing is evaluated yet"
                                                   : "; evaluated: " + join(stored.task_order)));
@@ -362,15 +375,16 @@ ResultTable build_table(Db& db, const TableRequest& req) {
   check_request(db, req);
   std::vector<SweepRun> runs = select_runs(db, req);
   if (runs.empty()) {
-    throw UsageError("sweep '" + req.sweep + "' has no runs" +
-                     (req.where.empty() ? std::string() : " matching --where"));
+    throw UsageError(std::string("no runs") + (req.where.empty() ? "" : " matching --where") +
+                     " in " + members(req).what);
   }
   ResultTable table;
-  table.sweep = req.sweep;
+  table.sweep = req.runs.empty() ? req.sweep : "";
+  table.runs = req.runs;
   table.metric_choice = metric_choice_name(req.metric);
   table.row_keys = req.rows.empty() ? default_rows(runs) : req.rows;
 
-  const StoredValues stored = load_values(db, req.sweep, runs);
+  const StoredValues stored = load_values(db, members(req), runs);
   add_columns(table, table_tasks(req, stored), req.metric, stored);
   int accuracy_columns = 0;
   for (const Column& c : table.columns) accuracy_columns += c.in_average;

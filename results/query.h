@@ -28,6 +28,9 @@ std::vector<std::string> metric_choice_names();
 
 struct TableRequest {
   std::string sweep;
+  // Instead of a sweep: these runs (full ids), e.g. standalone `attnbench train` runs scored with
+  // `eval --db`; the sweep is then ignored.
+  std::vector<std::string> runs;
   std::vector<std::string> rows;  // param keys to group by; empty = the default (see table_rows)
   MetricChoice metric = MetricChoice::Auto;
   std::vector<std::string> tasks;  // empty = every task evaluated in the sweep, in recorded order
@@ -110,7 +113,8 @@ struct BaselineInfo {
 };
 
 struct ResultTable {
-  std::string sweep;
+  std::string sweep;               // "" when the table is over runs named one by one
+  std::vector<std::string> runs;   // those runs (TableRequest::runs)
   std::string metric_choice;      // auto | acc | acc_norm | logprob | bits_per_byte
   std::vector<std::string> row_keys;
   std::vector<Column> columns;

@@ -162,13 +162,13 @@ std::vector<std::string> table_legend(const ResultTable& t) {
   }
   std::vector<std::string> out;
   out.push_back(fmt::format(
-      "Sweep {}, metric {}: mean ± sample std (n-1) over the finished runs (seeds) of each row; "
+      "{}, metric {}: mean ± sample std (n-1) over the finished runs (seeds) of each row; "
       "n = finished runs; accuracies in %; {} = missing (never 0).",
-      t.sweep, t.metric_choice, kMissing));
+      t.runs.empty() ? "Sweep " + t.sweep : "Runs " + join(t.runs), t.metric_choice, kMissing));
   if (ppl) out.push_back("↓ lower is better, ↑ higher is better.");
   if (t.has_avg) avg_legend(t, out);
   gold_legend(t, out);
-  out.push_back("Bold: the best row of a column.");
+  out.push_back("Bold: the best row of a column (none where every row ties).");
   if (tie) {
     out.push_back(fmt::format(
         "{}: not distinguishable from the bold best: the gap is within the combined standard error "

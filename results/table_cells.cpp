@@ -95,12 +95,14 @@ void mark_best(std::vector<Row>& rows, size_t c, const Column& col) {
   }
   if (!best) return;
   std::vector<Cell*> best_cells;
+  size_t with_values = 0;
   for (Row& row : rows) {
-    if (row.cells[c].n > 0 && row.cells[c].mean == *best) {
-      row.cells[c].best = true;
-      best_cells.push_back(&row.cells[c]);
-    }
+    with_values += row.cells[c].n > 0;
+    if (row.cells[c].n > 0 && row.cells[c].mean == *best) best_cells.push_back(&row.cells[c]);
   }
+  // Every row the same: nothing is best (a tie at 0.0 in every row is not a result).
+  if (best_cells.size() == with_values && with_values > 1) return;
+  for (Cell* b : best_cells) b->best = true;
   for (Row& row : rows) {
     Cell& cell = row.cells[c];
     if (cell.n == 0 || cell.best || !cell.std_error) continue;

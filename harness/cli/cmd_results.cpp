@@ -37,6 +37,7 @@ struct Options {
   std::string format;
   // table
   std::string sweep;
+  std::vector<std::string> runs;  // instead of a sweep: run ids (prefixes)
   std::vector<std::string> rows, tasks, where;
   std::string metric = "auto";
   // compare
@@ -80,9 +81,18 @@ std::vector<std::pair<std::string, std::string>> parse_where(const std::vector<s
   return out;
 }
 
+// A table's runs: a sweep's (--sweep) or the ones --runs names, by id or unique prefix. Exactly one
+// of the two.
+void select_members(const Options& o, r::Store& store, r::TableRequest& req) {
+  if (o.sweep.empty() == o.runs.empty()) {
+    throw UsageError("give --sweep NAME or --runs ID[,ID...] (standalone runs), one of the two");
+  }
+  req.sweep = o.sweep;
+  for (const std::string& id : o.runs) req.runs.push_back(r::resolve_run_id(store.db(), id));
+}
+
 int run_table(const Options& o) {
   r::TableRequest req;
-  req.sweep = o.sweep;
   req.rows = o.rows;
   req.tasks = o.tasks;
   req.metric = r::parse_metric_choice(o.metric);
@@ -90,6 +100,7 @@ int run_table(const Options& o) {
   // The format is checked before the database is opened: bad usage fails before any work.
   const r::TableFormat& format = r::find_table_format(o.format.empty() ? "md" : o.format);
   r::Store store = open_read_only(o);
+  select_members(o, store, req);
   r::ResultTable table = r::build_table(store.db(), req);
   if (!o.baseline.empty()) {
     r::CompareRequest compare;  // compare's defaults, which the footnote states
@@ -103,7 +114,6 @@ int run_table(const Options& o) {
 
 int run_compare(const Options& o) {
   r::CompareRequest req;
-  req.table.sweep = o.sweep;
   req.table.rows = o.rows;
   req.table.tasks = o.tasks;
   req.table.metric = r::parse_metric_choice(o.metric);
@@ -117,6 +127,7 @@ int run_compare(const Options& o) {
                      did_you_mean(format, {"table", "csv", "json"}) + "; valid: table, csv, json");
   }
   r::Store store = open_read_only(o);
+  select_members(o, store, req.table);
   r::Comparison c = r::compare_to_baseline(store.db(), req);
   std::cout << (format == "table" ? r::render_comparison_text(c, o.details) : r::render_grid(c.grid, format));
   // Notes go to stderr, so that csv and json on stdout stay machine-readable.
@@ -192,10 +203,14 @@ const RegisterCommand reg_results(
     "Query the results store: paper tables, runs, curves, merge, read-only SQL, TensorBoard files",
     [](CLI::App&) -> Action { return {}; });
 
-const RegisterCommand reg_table("results", "table", "The paper-style table of a sweep",
+const RegisterCommand reg_table("results", "table", "The paper-style table of a sweep or of runs",
                                 [](CLI::App& cmd) -> Action {
   auto o = std::make_shared<Options>();
-  cmd.add_option("--sweep", o->sweep, "Sweep name")->required();
+  cmd.add_option("--sweep", o->sweep, "Sweep name");
+  cmd.add_option("--runs", o->runs,
+                 "Instead of --sweep: these runs (ids or unique prefixes, comma-separated), e.g. "
+                 "standalone `attnbench train` runs scored with `eval --db`")
+      ->delimiter(',');
   cmd.add_option("--rows", o->rows,
                  "Param keys to group rows by (comma-separated; default: attention.variant plus "
                  "every param that varies in the sweep except train.seed)")
@@ -219,7 +234,9 @@ const RegisterCommand reg_compare(
     "McNemar) and a one-sided Welch test over seeds, each with its n and p-value",
     [](CLI::App& cmd) -> Action {
   auto o = std::make_shared<Options>();
-  cmd.add_option("--sweep", o->sweep, "Sweep name")->required();
+  cmd.add_option("--sweep", o->sweep, "Sweep name");
+  cmd.add_option("--runs", o->runs, "Instead of --sweep: these runs (ids or prefixes, comma-separated)")
+      ->delimiter(',');
   cmd.add_option("--baseline", o->baseline,
                  "The baseline row: key=value[,key=value] over the row keys (e.g. "
                  "attention.variant=softmax), or a run id (prefix) of that row")

@@ -19,6 +19,7 @@ nlohmann::json baseline_json(const Cell& c) {
 std::string render_json(const ResultTable& t) {
   nlohmann::json j;
   j["sweep"] = t.sweep;
+  if (!t.runs.empty()) j["runs"] = t.runs;
   j["metric"] = t.metric_choice;
   j["row_keys"] = t.row_keys;
   j["baseline"] = nullptr;

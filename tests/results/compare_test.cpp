@@ -153,6 +153,11 @@ CATCH_TEST_CASE("compare: acc_norm is tested over items from the stored choice l
   CATCH_CHECK(mc[10].get<double>() == Approx(12.0 / 32).epsilon(1e-9));
   CATCH_CHECK(line(c, "acc", "paired bootstrap")[6].get<double>() == Approx(0.0));  // acc: none right
   for (const auto& n : c.notes) CATCH_CHECK(n.find("acc_norm tested over seeds only") == std::string::npos);
+  // One seed each: the item tests compare two checkpoints, and the notes say so.
+  CATCH_CHECK(std::count_if(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+                return n.find("one run per side (attention.variant=lazy against the baseline): the "
+                              "tests over items compare these checkpoints, not the variants") == 0;
+              }) == 1);
 
   // Samples without lengths (stored before schema version 3): acc_norm over seeds only, said once.
   store.db().exec("UPDATE samples SET choice_chars = NULL");

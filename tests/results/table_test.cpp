@@ -362,3 +362,28 @@ CATCH_TEST_CASE("table: cells scored on other items, protocols or BOS policies a
   CATCH_CHECK_THAT(md, Contains("piqa acc: runs scored differently"));
   CATCH_CHECK_THAT(render_table(t, "latex"), Contains("$^\\ddagger$"));
 }
+
+CATCH_TEST_CASE("table: runs named by --runs, standalone or of several sweeps, and no bold on a tie") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  // A standalone run (attnbench train + eval --db: no sweep) and a run of a sweep.
+  add_run(store, "", "solo", {{"attention.variant", "lazy", "string"}});
+  add_run(store, "s", "soft", {{"attention.variant", "softmax", "string"}});
+  add_run(store, "s", "other", {{"attention.variant", "alibi", "string"}});
+  store.record_evals("solo", {eval("copa", "acc", 0.60, 0.05), eval("piqa", "acc", 0.0)});
+  store.record_evals("soft", {eval("copa", "acc", 0.55, 0.05), eval("piqa", "acc", 0.0)});
+  store.record_evals("other", {eval("copa", "acc", 0.50, 0.05), eval("piqa", "acc", 0.0)});
+  TableRequest req;
+  req.runs = {"solo", "soft"};
+  const ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.rows.size() == 2);  // "other" is not named
+  CATCH_CHECK(t.rows[0].keys == std::vector<std::string>{"lazy"});
+  CATCH_CHECK(t.rows[0].cells[0].best);  // copa: 0.60
+  // piqa: 0.0 in every row is a tie, not a best.
+  CATCH_CHECK_FALSE(t.rows[0].cells[1].best);
+  CATCH_CHECK_FALSE(t.rows[1].cells[1].best);
+  CATCH_CHECK_THAT(render_table(t, "md"), Contains("Runs solo, soft, metric"));
+  req.where = {{"attention.varient", "lazy"}};
+  CATCH_CHECK_THROWS_WITH(build_table(store.db(), req), Contains("no param 'attention.varient' in "
+                                                                 "the runs given"));
+}

@@ -89,8 +89,8 @@ expect_error "--resamples" "$ATTNBENCH" results compare --sweep mini --baseline 
 expect_error "no results database" "$ATTNBENCH" results compare --sweep mini --baseline s0 --db "$tmp/none.db"
 # The table marks the cell by the very line above (the bootstrap's p of 30 items) and says so.
 "$ATTNBENCH" results table --sweep mini --baseline attention.variant=softmax --metric acc --db "$db" > "$tmp/b.md"
-grep -qxF "| softmax (baseline) | 1 | 16.7 | **50.0** | 33.3 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "baseline row"; }
-grep -qxF "| lazy | 1 | **40.0** ▲ | **50.0** | 45.0 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "marked row"; }
+grep -qxF "| softmax (baseline) | 1 | 16.7 | 50.0 | 33.3 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "baseline row"; }
+grep -qxF "| lazy | 1 | **40.0** ▲ | 50.0 | 45.0 |" "$tmp/b.md" || { cat "$tmp/b.md"; fail "marked row"; }
 grep -qF "(paired bootstrap, two-sided (items) of acc, 30 items)." "$tmp/b.md" || fail "test and n of the mark"
 grep -qF "see attnbench results compare --sweep mini --baseline attention.variant=softmax" "$tmp/b.md" \
   || fail "the footnote names compare"

@@ -34,4 +34,9 @@ expect_error "already holds attention statistics measured on windows of 16 token
 "$ATTNBENCH" results table --sweep tiny_cells --db "$tmp/r.db" > "$tmp/table.md"
 grep -q "attention statistics measured on windows of 16 tokens, 64 tokens of val.bin" "$tmp/table.md" ||
   { cat "$tmp/table.md"; fail "the table should say how the statistics were measured"; }
+# The same run in a table of runs named one by one (no sweep needed); one of --sweep or --runs.
+"$ATTNBENCH" results table --runs "${id:0:6}" --db "$tmp/r.db" > "$tmp/runs.md"
+grep -q "^- Runs $id, metric" "$tmp/runs.md" || { cat "$tmp/runs.md"; fail "a table of --runs"; }
+expect_error "give --sweep NAME or --runs" "$ATTNBENCH" results table --sweep tiny_cells --runs "$id" --db "$tmp/r.db"
+expect_error "give --sweep NAME or --runs" "$ATTNBENCH" results table --db "$tmp/r.db"
 echo ok
