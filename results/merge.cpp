@@ -131,11 +131,9 @@ void refuse_other_measurement(Db& in, const std::string& run, const Stmt& i, con
   }
   if (same) return;
   auto identity = [&](const Stmt& s, int offset) {
-    const int64_t limit = s.integer(offset + value_at(kEvals, "item_limit"));
-    return fmt::format("{}, protocol {}, bos {}",
-                       limit > 0 ? fmt::format("limit {}", limit) : std::string("every item"),
-                       s.text(offset + value_at(kEvals, "protocol_version")),
-                       s.text(offset + value_at(kEvals, "bos")));
+    return eval_identity(s.integer(offset + value_at(kEvals, "item_limit")),
+                         s.text(offset + value_at(kEvals, "protocol_version")),
+                         s.text(offset + value_at(kEvals, "bos")));
   };
   throw UsageError(fmt::format(
       "{}: run {} holds {} {} scored with {}, the output database with {}: two different "

@@ -63,6 +63,13 @@ struct AttnMeasurement {
   std::string describe() const;
 };
 
+// An evaluation's item limit for people: "limit 50", or "every item" for 0.
+std::string item_limit_text(int64_t limit);
+// What an evaluation row measured, beside its value (the task name carries its context, task@N):
+// "limit 50, protocol P, bos none". Two rows of one (run, task, metric) with another identity are
+// two measurements, not a correction of one.
+std::string eval_identity(int64_t limit, const std::string& protocol, const std::string& bos);
+
 // One scored request of one eval item (--log-samples).
 struct Sample {
   std::string task;

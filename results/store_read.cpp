@@ -103,16 +103,7 @@ std::vector<EvalRow> Store::evals(const std::string& run_id) {
 std::optional<AttnMeasurement> Store::attn_measurement(const std::string& run_id) {
   std::lock_guard lock(impl_->mutex);
   if (schema_version(impl_->db) < 4) return std::nullopt;  // a read-only open of an older file
-  Stmt s = impl_->db.prepare(
-      "SELECT window, tokens, text, detail FROM attn_measurements WHERE run = ?");
-  s.bind(1, run_id);
-  if (!s.step()) return std::nullopt;
-  AttnMeasurement m;
-  m.window = s.integer(0);
-  m.tokens = s.integer(1);
-  m.text = s.text(2);
-  m.detail = s.text(3);
-  return m;
+  return read_attn_measurement(impl_->db, run_id);
 }
 
 bool Store::has_attn_stats(const std::string& run_id) {

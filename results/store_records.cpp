@@ -29,15 +29,6 @@ void Store::log_metrics(const std::string& run_id, const std::vector<Metric>& me
 }
 
 namespace {
-// What an evaluation row measured, beside its value: the item limit (0 = every item), the protocol
-// and the BOS policy (the task name carries its context length, task@N). Two rows of one (run,
-// task, metric) with another identity are two measurements, not a correction of one.
-std::string identity(int64_t limit, const std::string& protocol, const std::string& bos) {
-  return fmt::format("{}, protocol {}, bos {}",
-                     limit > 0 ? fmt::format("limit {}", limit) : std::string("every item"),
-                     protocol.empty() ? "-" : protocol, bos.empty() ? "-" : bos);
-}
-
 // A stored result is never replaced by a different measurement: the same identity overwrites (a
 // re-scoring gives the same numbers), another one is refused naming both, before anything is
 // written. Every metric of a task shares its identity, so any stored row of the task decides.
@@ -52,8 +43,9 @@ void check_same_identity(Db& db, const std::string& run_id, const EvalRow& e) {
   throw UsageError(fmt::format(
       "{}: run {} already holds {} scored with {} (n = {}); this scoring ({}{}) is a different "
       "measurement and would replace it: score into another --db, or with the stored identity",
-      db.path().string(), run_id, e.task, identity(limit, protocol, bos), n,
-      identity(e.limit, e.protocol_version, e.bos), e.n > 0 ? fmt::format(", n = {}", e.n) : ""));
+      db.path().string(), run_id, e.task, eval_identity(limit, protocol, bos), n,
+      eval_identity(e.limit, e.protocol_version, e.bos),
+      e.n > 0 ? fmt::format(", n = {}", e.n) : ""));
 }
 
 // The upserts of record_evals and record_samples, inside the caller's transaction.
@@ -114,6 +106,27 @@ void Store::record_task(const std::string& run_id, const std::vector<EvalRow>& e
   tx.commit();
 }
 
+std::string item_limit_text(int64_t limit) {
+  return limit > 0 ? fmt::format("limit {}", limit) : std::string("every item");
+}
+
+std::string eval_identity(int64_t limit, const std::string& protocol, const std::string& bos) {
+  return fmt::format("{}, protocol {}, bos {}", item_limit_text(limit),
+                     protocol.empty() ? "-" : protocol, bos.empty() ? "-" : bos);
+}
+
+std::optional<AttnMeasurement> read_attn_measurement(Db& db, const std::string& run_id) {
+  Stmt s = db.prepare("SELECT window, tokens, text, detail FROM attn_measurements WHERE run = ?");
+  s.bind(1, run_id);
+  if (!s.step()) return std::nullopt;
+  AttnMeasurement m;
+  m.window = s.integer(0);
+  m.tokens = s.integer(1);
+  m.text = s.text(2);
+  m.detail = s.text(3);
+  return m;
+}
+
 std::string AttnMeasurement::describe() const {
   return fmt::format("windows of {} tokens, {} tokens of {}", window, tokens,
                      text.empty() ? std::string("unnamed text") : text);
@@ -123,20 +136,13 @@ namespace {
 // The stored measurement of the run's attention statistics must be the one being recorded: the
 // same text, window and token count (a re-measurement), else the new statistics are refused.
 void check_same_measurement(Db& db, const std::string& run_id, const AttnMeasurement& m) {
-  Stmt s = db.prepare("SELECT window, tokens, text, detail FROM attn_measurements WHERE run = ?");
-  s.bind(1, run_id);
-  if (!s.step()) return;
-  AttnMeasurement stored;
-  stored.window = s.integer(0);
-  stored.tokens = s.integer(1);
-  stored.text = s.text(2);
-  stored.detail = s.text(3);
-  if (stored.same_as(m)) return;
+  const std::optional<AttnMeasurement> stored = read_attn_measurement(db, run_id);
+  if (!stored || stored->same_as(m)) return;
   throw UsageError(fmt::format(
       "{}: run {} already holds attention statistics measured on {}; these were measured on {}: "
       "a different measurement, which would replace them: store it in another --db, or measure "
       "as stored",
-      db.path().string(), run_id, stored.describe(), m.describe()));
+      db.path().string(), run_id, stored->describe(), m.describe()));
 }
 }  // namespace
 

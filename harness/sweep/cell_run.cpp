@@ -188,14 +188,12 @@ std::vector<std::string> missing_tasks(const std::string& run_id, const config::
       // A task stored with another limit is a different measurement, not a missing one: scoring it
       // again would replace it (the evaluation's identity, results/store_records.cpp).
       if (!found && other) {
-        auto limit_text = [](int64_t l) {
-          return l > 0 ? fmt::format("limit {}", l) : std::string("every item");
-        };
         throw UsageError(fmt::format(
             "run {} already holds {} scored with {} (n = {}), and this sweep scores it with {}: "
             "a second scoring would replace a different measurement; use another --db, or the "
             "stored limit (eval.limit / eval.task_limits)",
-            run_id, name, limit_text(other->limit), other->n, limit_text(limit)));
+            run_id, name, results::item_limit_text(other->limit), other->n,
+            results::item_limit_text(limit)));
       }
       if (!found) missing.push_back(name);
     }
