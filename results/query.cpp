@@ -208,13 +208,15 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
   // marked as differently scored tasks are (mark_other_scoring).
   std::map<std::string, std::string> measured;
   if (schema_version(db) >= 4) {
-    Stmt m = db.prepare("SELECT run, window, tokens, text FROM attn_measurements");
-    while (m.step()) {
+    Stmt ms = db.prepare("SELECT run, window, tokens, text FROM attn_measurements WHERE run " +
+                        m.in);
+    ms.bind(1, m.bind);
+    while (ms.step()) {
       AttnMeasurement a;
-      a.window = m.integer(1);
-      a.tokens = m.integer(2);
-      a.text = m.text(3);
-      measured[m.text(0)] = a.describe();
+      a.window = ms.integer(1);
+      a.tokens = ms.integer(2);
+      a.text = ms.text(3);
+      measured[ms.text(0)] = a.describe();
     }
   }
   Stmt s = db.prepare("SELECT run, stat, value FROM attn_stats WHERE run " + m.in +
