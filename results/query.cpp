@@ -136,13 +136,13 @@ std::vector<std::string> default_rows(const std::vector<SweepRun>& runs) {
   return chosen;
 }
 
-// The measurement of statistics stored before schema version 4 recorded it.
-constexpr const char* kUnrecordedMeasurement = "an unrecorded measurement";
-
 // Model-level attention statistics (layer = head = -1, evals/diagnostics) shown as diagnostic
 // columns: the first table a user sees shows how each variant allocates attention (sink, sparsity).
-// gu_sink_rate is Gu et al.'s sink rate, Sink_1 (attn_stats sink_k at k = 1).
-constexpr const char* kDiagnostics[] = {"sink_mass", "gu_sink_rate", "sparsity"};
+// gu_sink_rate is Gu et al.'s sink rate, Sink_1 (attn_stats sink_k at k = 1). Sparsity (exact
+// zeros) stands beside the Lazy authors' nonzero_ratio (weights above 1e-6), which counts a
+// softmax's negligible weights as zeros too: a variant that zeroes weights already near 0 shows
+// sparsity over softmax's 0 but about softmax's nonzero_ratio.
+constexpr const char* kDiagnostics[] = {"sink_mass", "gu_sink_rate", "sparsity", "nonzero_ratio"};
 
 // Sink mass beside what uniform attention gives: query i spreads 1/(i+1) over its i+1 keys, so
 // the mean over the T query rows of a window is H_T / T (0.024 at T = 256): a value near it means
@@ -221,7 +221,7 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
   }
   Stmt s = db.prepare("SELECT run, stat, value FROM attn_stats WHERE run " + m.in +
                       " AND layer = -1 AND head = -1 AND "
-                      "((idx = -1 AND stat IN ('sink_mass', 'sparsity', 'sink_k_window')) OR "
+                      "((idx = -1 AND stat IN ('sink_mass', 'sparsity', 'nonzero_ratio', 'sink_k_window')) OR "
                       "(idx = 1 AND stat = 'sink_k'))");
   s.bind(1, m.bind);
   while (s.step()) {

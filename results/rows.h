@@ -62,6 +62,8 @@ struct AttnMeasurement {
   // "windows of 128 tokens, 8192 tokens of val.bin"
   std::string describe() const;
 };
+// How statistics stored before schema version 4 (which recorded no measurement) were measured.
+constexpr const char* kUnrecordedMeasurement = "an unrecorded measurement";
 
 // An evaluation's item limit for people: "limit 50", or "every item" for 0.
 std::string item_limit_text(int64_t limit);

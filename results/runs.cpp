@@ -41,6 +41,17 @@ std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep) {
   return out;
 }
 
+std::vector<SweepMember> run_members(Db& db, const std::vector<std::string>& ids) {
+  std::vector<SweepMember> out;
+  for (const std::string& id : ids) {
+    Stmt s = db.prepare("SELECT id, cell, status FROM runs WHERE id = ?");
+    s.bind(1, id);
+    if (!s.step()) throw UsageError("no run '" + id + "' in " + db.path().string());
+    out.push_back({s.text(0), s.text(1), s.text(2)});
+  }
+  return out;
+}
+
 Grid runs_grid(Store& store, const RunFilter& filter) {
   Grid g;
   g.headers = {"id", "sweep", "cell", "status", "created", "started", "finished", "host", "error"};

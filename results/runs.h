@@ -25,6 +25,9 @@ struct SweepMember {
 };
 // The sweep's runs; require_sweep first.
 std::vector<SweepMember> sweep_members(Db& db, const std::string& sweep);
+// Runs named one by one (full ids, resolve_run_id first), in the order given; the cell is the one
+// the run was created with ("" for a standalone run).
+std::vector<SweepMember> run_members(Db& db, const std::vector<std::string>& ids);
 
 // `results runs`: one line per run.
 Grid runs_grid(Store& store, const RunFilter& filter);

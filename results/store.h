@@ -156,6 +156,8 @@ class Store {
                    const std::vector<Sample>& samples);
 
   // Queries.
+  // The file a sweep was last run from, as given then (upsert_sweep); nullopt for no such sweep.
+  std::optional<std::string> sweep_file(const std::string& sweep);
   std::optional<RunInfo> run(const std::string& run_id);
   std::vector<RunInfo> runs(const RunFilter& filter = {});
   std::vector<Param> params(const std::string& run_id);

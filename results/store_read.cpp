@@ -100,6 +100,14 @@ std::vector<EvalRow> Store::evals(const std::string& run_id) {
   return out;
 }
 
+std::optional<std::string> Store::sweep_file(const std::string& sweep) {
+  std::lock_guard lock(impl_->mutex);
+  Stmt s = impl_->db.prepare("SELECT file FROM sweeps WHERE name = ?");
+  s.bind(1, sweep);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
 std::optional<AttnMeasurement> Store::attn_measurement(const std::string& run_id) {
   std::lock_guard lock(impl_->mutex);
   if (schema_version(impl_->db) < 4) return std::nullopt;  // a read-only open of an older file

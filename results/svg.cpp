@@ -15,6 +15,18 @@ namespace {
 // Colour-blind-friendly qualitative palette (Okabe & Ito 2008), black last.
 constexpr const char* kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
                                     "#E69F00", "#56B4E9", "#F0E442", "#000000"};
+constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(*kPalette);
+constexpr const char* kReferenceDash = "6,4";  // Series::dashed: a reference line
+
+std::string dash_attribute(const char* dash) {
+  return *dash ? fmt::format(" stroke-dasharray=\"{}\"", dash) : std::string();
+}
+
+// A bar (and its legend key) of a series past the palette: a dark outline in its dash pattern.
+std::string outline_attribute(size_t i) {
+  const char* dash = series_dash(i);
+  return *dash ? " stroke=\"#222\" stroke-width=\"1\"" + dash_attribute(dash) : std::string();
+}
 
 }  // namespace
 
@@ -58,7 +70,7 @@ std::string axes(const Frame& f, const std::vector<double>& xticks, const std::v
   return s;
 }
 
-std::string legend(const std::vector<std::string>& names, int y, int width) {
+std::string legend(const std::vector<std::string>& names, int y, int width, const std::vector<bool>& lines) {
   std::string s;
   int x = kLeft;
   for (size_t i = 0; i < names.size(); ++i) {
@@ -67,9 +79,14 @@ std::string legend(const std::vector<std::string>& names, int y, int width) {
       x = kLeft;
       y += kLegendRow;
     }
-    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"8\" fill=\"{}\"/>"
-                     "<text x=\"{}\" y=\"{}\">{}</text>\n",
-                     x, y - 8, series_colour(i), x + 16, y, xml_escape(names[i]));
+    if (i < lines.size() && lines[i]) {  // a line chart's series: a stroke in its colour and dash
+      s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2\"{}/>",
+                       x, y - 4, x + 12, y - 4, series_colour(i), dash_attribute(series_dash(i)));
+    } else {
+      s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"8\" fill=\"{}\"{}/>", x, y - 8,
+                       series_colour(i), outline_attribute(i));
+    }
+    s += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>\n", x + 16, y, xml_escape(names[i]));
     x += w;
   }
   return s;
@@ -120,7 +137,12 @@ std::string band_polygon(const Frame& f, const Series& series, const char* colou
 
 }  // namespace
 
-const char* series_colour(size_t i) { return kPalette[i % (sizeof(kPalette) / sizeof(*kPalette))]; }
+const char* series_colour(size_t i) { return kPalette[i % kPaletteSize]; }
+
+const char* series_dash(size_t i) {
+  static constexpr const char* kDashes[] = {"", "2,2", "7,3", "7,3,2,3"};
+  return kDashes[(i / kPaletteSize) % (sizeof(kDashes) / sizeof(*kDashes))];
+}
 
 std::string xml_escape(const std::string& text) {
   std::string out;
@@ -216,8 +238,10 @@ std::vector<double> log_ticks(double y0, double y1) {
   return ticks;
 }
 
-// A series' markers (if any) and then its line through the drawable points.
-std::string series_line(const Frame& f, const Series& series, const char* colour) {
+// A series' markers (if any) and then its line through the drawable points: the i-th colour, and
+// the i-th dash past the palette (a reference line keeps its own dash).
+std::string series_line(const Frame& f, const Series& series, size_t i) {
+  const char* colour = series_colour(i);
   std::string s, path;
   for (const auto& [x, y] : series.points) {
     if (!std::isfinite(x) || !std::isfinite(y) || (f.log_y && y <= 0)) continue;
@@ -229,7 +253,7 @@ std::string series_line(const Frame& f, const Series& series, const char* colour
   }
   if (!path.empty()) {
     s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{}/>\n",
-                     path, colour, series.dashed ? " stroke-dasharray=\"6,4\"" : "");
+                     path, colour, dash_attribute(series.dashed ? kReferenceDash : series_dash(i)));
   }
   return s;
 }
@@ -266,8 +290,8 @@ std::string render_line_chart(const LineChart& c) {
   }
   s += axes(f, xticks, c.log_y ? log_ticks(y0, y1) : yt, c.x_label, c.y_label);
   for (size_t i = 0; i < c.series.size(); ++i) s += band_polygon(f, c.series[i], series_colour(i));
-  for (size_t i = 0; i < c.series.size(); ++i) s += series_line(f, c.series[i], series_colour(i));
-  s += legend(names, c.height - 2, c.width);
+  for (size_t i = 0; i < c.series.size(); ++i) s += series_line(f, c.series[i], i);
+  s += legend(names, c.height - 2, c.width, std::vector<bool>(names.size(), true));
   return s + "</svg>\n";
 }
 
@@ -285,9 +309,10 @@ bool drawable(const Bar& b) {
 // One bar of series i at x, bar_w wide, with its whisker.
 std::string bar(const Frame& f, const Bar& b, const std::string& series, size_t i, double x, double bar_w) {
   const double top = f.sy(std::max(*b.value, 0.0)), base = f.sy(std::min(*b.value, 0.0));
-  std::string s = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\">"
+  std::string s = fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"{}>"
                               "<title>{}: {:.4g}{}</title></rect>\n",
                               x, top, bar_w * 0.92, std::max(0.5, base - top), series_colour(i),
+                              outline_attribute(i),
                               xml_escape(series), *b.value,
                               b.whisker ? fmt::format(" ± {:.2g}", *b.whisker) : "");
   if (b.whisker && *b.whisker > 0) {
@@ -346,7 +371,7 @@ std::string render_bar_chart(const BarChart& c) {
                        xml_escape(c.groups[g]), *c.reference[g]);
     }
   }
-  s += legend(c.series, c.height - 2, c.width);
+  s += legend(c.series, c.height - 2, c.width, {});
   return s + "</svg>\n";
 }
 

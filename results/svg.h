@@ -80,7 +80,10 @@ std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 std::string tick_label(double value, double step);
 // Text with &, <, >, " escaped for XML/HTML.
 std::string xml_escape(const std::string& text);
-// The i-th colour of the charts' palette (cycled).
+// The i-th colour of the charts' palette (cycled), and the dash pattern that tells the i-th series
+// from the one sharing its colour: "" for the palette's first round, then dotted, dashed, ...
+// (9 heads or 12 rows stay told apart).
 const char* series_colour(size_t i);
+const char* series_dash(size_t i);
 
 }  // namespace attnbench::results

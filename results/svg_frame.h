@@ -25,8 +25,9 @@ std::string header(int width, int height, const std::string& title);
 // Axes, grid lines, tick labels and axis labels.
 std::string axes(const Frame& f, const std::vector<double>& xticks, const std::vector<double>& yticks,
                  const std::string& x_label, const std::string& y_label);
-// One legend entry per series, in rows under the x-axis label.
-std::string legend(const std::vector<std::string>& names, int y, int width);
+// One legend entry per series, in rows under the x-axis label: a line sample in the series' colour
+// and dash where lines[i] (line charts), else a swatch (bars; outlined past the palette).
+std::string legend(const std::vector<std::string>& names, int y, int width, const std::vector<bool>& lines);
 // The rows that legend takes.
 int legend_rows(const std::vector<std::string>& names, int width);
 // An empty range [v, v] made a range around v.

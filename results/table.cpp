@@ -179,8 +179,11 @@ std::vector<std::string> table_legend(const ResultTable& t) {
     out.push_back("sink mass: mean attention weight on the first token; gu_sink_rate: Gu et al.'s "
                   "sink rate, the share of (window, layer, head) whose mean weight on the first "
                   "token exceeds epsilon; sparsity: share of exact zeros among causal attention "
-                  "weights; averaged over layers and heads on held-out text (docs/diagnostics.md); "
-                  "diagnostics, not scores: no best, not in Avg.");
+                  "weights; nonzero_ratio: share of weights above 1e-6 among all T x T entries (the "
+                  "Lazy authors' measure, which also counts a softmax's negligible weights as zero: "
+                  "a sparsity above softmax's 0 with an equal nonzero_ratio zeroed only weights "
+                  "already near 0); averaged over layers and heads on held-out text "
+                  "(docs/diagnostics.md); diagnostics, not scores: no best, not in Avg.");
   }
   if (partial) out.push_back("(n=k): only k of the row's finished runs have this value.");
   if (incomplete) {

@@ -1,11 +1,13 @@
-// `attnbench report`: the static HTML page of a sweep (results/report/report.h;
+// `attnbench report`: the static HTML page of a sweep or of runs named one by one (results/report/report.h;
 // docs/diagnostics.md, "The report"). Tables, curves and statistics come from the results store; the attention heatmaps are
-// computed here from each finished run's checkpoint under --runs-dir (the page says which runs had
-// none).
+// computed here from each finished run's checkpoint under --runs-dir, and for a sweep's imported
+// models from their folders as its file names them (the page says which runs had none).
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -17,6 +19,8 @@
 #include "evals/diagnostics/text_source.h"
 #include "harness/cli/command.h"
 #include "harness/cli/runtime.h"
+#include "core/data/utf8.h"
+#include "harness/sweep/sweep_file.h"
 #include "model/checkpoint_dir.h"
 #include "evals/scored_model.h"
 #include "results/report/report.h"
@@ -30,6 +34,7 @@ namespace dx = evals::diagnostics;
 
 struct Options {
   std::string sweep;
+  std::vector<std::string> runs;  // instead of a sweep: run ids (prefixes)
   std::string out;
   std::string db;
   std::string runs_dir = "runs";
@@ -39,41 +44,83 @@ struct Options {
   bool no_heatmaps = false;
   int threads = 0;
   std::string baseline;  // "" = the default row (results/compare.h default_baseline_row)
+  std::string data_dir;  // gpt2_tokenizer/ (the heatmaps' token labels); "" = $ATTNBENCH_DATA
 };
 
-// The heatmap of one finished run, or the reason there is none.
-results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, std::string& text_note) {
+// A token as a tick label: its text (special tokens spelled out), well-formed UTF-8, control
+// characters shown as escapes.
+std::string token_label(const data::TextTokenizer& tok, int64_t id) {
+  std::string out;
+  for (char c : data::utf8_lossy(tok.decode({static_cast<uint32_t>(id)}))) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", c);
+    else out += c;
+  }
+  return out;
+}
+
+// The map of one loaded model over the first tokens of `source` (its own validation shard when
+// empty): the PNG in --out, its tokens and weight range in `f`.
+void draw_heatmap(const Options& o, const evals::ScoredModel& loaded, const dx::TextSource& source,
+                  results::HeatmapFigure& f, std::string& text_note) {
+  const model::LMShape mc = loaded.model->shape();
+  f.layer = o.heatmap_layer < 0 ? mc.n_layer - 1 : o.heatmap_layer;
+  f.head = o.heatmap_head;
+  if (f.layer >= mc.n_layer || f.head >= mc.n_head) {
+    f.note = fmt::format("the model has {} layers and {} heads", mc.n_layer, mc.n_head);
+    return;
+  }
+  const int64_t n = std::min(o.heatmap_tokens, mc.context_length);
+  const dx::HeldOutTokens text = dx::read_held_out(source, loaded, n);
+  dx::DiagnosticsOptions opts;
+  opts.window = n;
+  opts.max_tokens = n;
+  if (loaded.cfg) {
+    opts.fixed_position = loaded.cfg->data.fixed_token_position;
+    opts.fixed_token_id = loaded.cfg->data.fixed_token_id;
+  }
+  const torch::Tensor window = dx::diagnostic_windows(text.tokens, opts)[0];
+  const torch::Tensor a = dx::attention_map(*loaded.model, window, f.layer, f.head).contiguous();
+  const torch::Tensor causal = a.masked_select(torch::ones_like(a, torch::kBool).tril());
+  f.max_weight = causal.max().item<double>();
+  f.min_weight = causal.min().item<double>();
+  for (int64_t i = 0; i < window.size(0); ++i) f.tokens.push_back(token_label(loaded.tokenizer(), window[i].item<int64_t>()));
+  f.file = "heatmap_" + f.run_id + ".png";
+  dx::write_heatmap_png(std::filesystem::path(o.out) / f.file,
+                        std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()), a.size(0));
+  f.note = loaded.cfg ? "step " + std::to_string(loaded.step) : "imported " + loaded.source.string();
+  text_note = "the first " + std::to_string(window.size(0)) + " tokens of each run's validation shard (data.val); " +
+              "an imported model's, of the first trained run's in its own tokens";
+}
+
+// The heatmap of one finished run (a trained run's checkpoint under --runs-dir, or an imported
+// model's folder from `imported`), or the reason there is none.
+results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m,
+                               const std::map<std::string, std::filesystem::path>& imported,
+                               std::string& val_shard, std::string& text_note) {
   results::HeatmapFigure f;
   f.run_id = m.id;
   f.label = m.cell.empty() ? m.id : m.cell;
   const std::filesystem::path run_dir = std::filesystem::path(o.runs_dir) / m.id;
-  if (!model::find_checkpoint(run_dir)) {
-    f.note = "no checkpoint under " + run_dir.string() + ": heatmap not computed";
-    return f;
-  }
+  const auto folder = imported.find(m.id);
   try {
-    const evals::ScoredModel loaded = evals::load_scored_model(run_dir, "cpu", "--runs-dir", "");
-    const model::LMShape mc = loaded.model->shape();
-    f.layer = o.heatmap_layer < 0 ? mc.n_layer - 1 : o.heatmap_layer;
-    f.head = o.heatmap_head;
-    if (f.layer >= mc.n_layer || f.head >= mc.n_head) {
-      f.note = fmt::format("the model has {} layers and {} heads", mc.n_layer, mc.n_head);
-      return f;
+    if (folder != imported.end()) {
+      if (val_shard.empty()) {
+        f.note = "an imported model, shown on a trained run's validation text: no trained run's heatmap was computed";
+        return f;
+      }
+      dx::TextSource source;
+      source.shard = val_shard;
+      draw_heatmap(o, evals::load_scored_model(folder->second, "cpu", "[[pretrained]]", o.data_dir), source, f,
+                   text_note);
+    } else if (!model::find_checkpoint(run_dir)) {
+      f.note = "no checkpoint under " + run_dir.string() + ": heatmap not computed";
+    } else {
+      const evals::ScoredModel loaded = evals::load_scored_model(run_dir, "cpu", "--runs-dir", o.data_dir);
+      draw_heatmap(o, loaded, {}, f, text_note);
+      if (val_shard.empty() && !f.file.empty()) val_shard = loaded.cfg->data.val;
     }
-    const int64_t n = std::min(o.heatmap_tokens, mc.context_length);
-    const dx::HeldOutTokens text = dx::read_held_out({}, loaded, n);
-    dx::DiagnosticsOptions opts;
-    opts.window = n;
-    opts.max_tokens = n;
-    opts.fixed_position = loaded.cfg->data.fixed_token_position;
-    opts.fixed_token_id = loaded.cfg->data.fixed_token_id;
-    const torch::Tensor window = dx::diagnostic_windows(text.tokens, opts)[0];
-    const torch::Tensor a = dx::attention_map(*loaded.model, window, f.layer, f.head).contiguous();
-    f.file = "heatmap_" + m.id + ".png";
-    dx::write_heatmap_png(std::filesystem::path(o.out) / f.file,
-                          std::vector<float>(a.data_ptr<float>(), a.data_ptr<float>() + a.numel()), a.size(0));
-    f.note = "step " + std::to_string(loaded.step);
-    text_note = "each run's validation shard (data.val), first " + std::to_string(window.size(0)) + " tokens";
   } catch (const std::exception& e) {
     // One unreadable run must not cost the whole page: the page says what went wrong.
     f.file.clear();
@@ -83,17 +130,40 @@ results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m, 
   return f;
 }
 
+// The sweep's imported models ([[pretrained]] entries of the sweep file it was run from), by run
+// id: each folder is loaded (its weights hashed) to learn which run it is. Empty for --runs pages,
+// and when the sweep file is gone (their heatmaps then say so).
+std::map<std::string, std::filesystem::path> imported_folders(results::Store& store, const Options& o,
+                                                               std::vector<std::string>& missing) {
+  std::map<std::string, std::filesystem::path> out;
+  if (o.sweep.empty()) return out;
+  const std::optional<std::string> file = store.sweep_file(o.sweep);
+  if (!file || file->empty()) return out;
+  try {
+    for (const sweep::PretrainedEntry& p : sweep::parse_sweep_file(*file).pretrained) {
+      out[evals::load_scored_model(p.path, "cpu", "[[pretrained]]", o.data_dir).run_id] = p.path;
+    }
+  } catch (const std::exception& e) {
+    missing.push_back("imported models of " + *file + ": " + e.what());
+  }
+  return out;
+}
+
 int run(const Options& o) {
   init_threads(o.threads);
   const std::filesystem::path db = results::default_db_path(o.db);
   refuse_output_over_inputs({"--out", o.out}, {{"--db", db}});
   results::Store store = results::Store::open(db, /*read_only=*/true);
+  if (o.sweep.empty() == o.runs.empty()) {
+    throw UsageError("give --sweep NAME or --runs ID[,ID...] (standalone runs), one of the two");
+  }
   results::ReportOptions ro;
   ro.sweep = o.sweep;
+  for (const std::string& id : o.runs) ro.runs.push_back(results::resolve_run_id(store.db(), id));
   ro.out = o.out;
   ro.baseline = o.baseline;
-  // The sweep and --baseline are checked (and the paired tests run) before any checkpoint is read.
-  const std::vector<results::SweepMember> members = results::sweep_members(store.db(), o.sweep);
+  // The runs and --baseline are checked (and the paired tests run) before any checkpoint is read.
+  const std::vector<results::SweepMember> members = results::report_members(store.db(), ro);
   ro.paired = results::paired_comparison(store.db(), ro);
   if (!o.no_heatmaps) {  // the heatmaps read each run's checkpoint
     std::vector<NamedPath> runs;
@@ -102,9 +172,19 @@ int run(const Options& o) {
   }
   std::filesystem::create_directories(ro.out);
   if (!o.no_heatmaps) {
+    std::vector<std::string> missing;
+    const std::map<std::string, std::filesystem::path> imported = imported_folders(store, o, missing);
+    for (const std::string& why : missing) std::cerr << "report: " << why << "\n";
+    std::string val_shard;  // the first trained run's, for the imported models' maps
+    std::vector<results::SweepMember> finished;
     for (const auto& m : members) {
-      if (m.status != "finished") continue;
-      ro.heatmaps.push_back(heatmap(o, m, ro.heatmap_text));
+      if (m.status == "finished") finished.push_back(m);
+    }
+    // Trained runs first: an imported model is shown on their validation text.
+    std::stable_partition(finished.begin(), finished.end(),
+                          [&](const results::SweepMember& m) { return !imported.count(m.id); });
+    for (const auto& m : finished) {
+      if (m.status == "finished") ro.heatmaps.push_back(heatmap(o, m, imported, val_shard, ro.heatmap_text));
     }
   }
   const std::filesystem::path page = results::write_report(store.db(), ro);
@@ -112,10 +192,14 @@ int run(const Options& o) {
   return 0;
 }
 
-RegisterCommand reg("report", "Static HTML report of a sweep (tables, curves, attention diagnostics)",
+RegisterCommand reg("report", "Static HTML report of a sweep or of runs (tables, curves, attention diagnostics)",
                     [](CLI::App& app) {
   auto o = std::make_shared<Options>();
-  app.add_option("--sweep", o->sweep, "Sweep name")->required();
+  app.add_option("--sweep", o->sweep, "Sweep name");
+  app.add_option("--runs", o->runs,
+                 "Instead of --sweep: these runs (ids or unique prefixes, comma-separated), e.g. "
+                 "standalone `attnbench train` runs and imported models scored with `eval --db`")
+      ->delimiter(',');
   app.add_option("--out", o->out, "Output folder (index.html and figures)")->required();
   app.add_option("--db", o->db, "Results database (default $ATTNBENCH_DB, else runs/attnbench.db)");
   app.add_option("--runs-dir", o->runs_dir, "Folder of the run folders <runs-dir>/<run id>/ (heatmaps)")
@@ -130,6 +214,8 @@ RegisterCommand reg("report", "Static HTML report of a sweep (tables, curves, at
       ->capture_default_str()
       ->check(int_in(1));
   app.add_flag("--no-heatmaps", o->no_heatmaps, "Do not load checkpoints");
+  app.add_option("--data-dir", o->data_dir,
+                 "Data root with gpt2_tokenizer/ (the heatmaps' token labels; default $ATTNBENCH_DATA)");
   app.add_option("--baseline", o->baseline,
                  "Baseline row of the paired differences: key=value[,key=value] over the row keys or a "
                  "run id, as `results compare` takes it (default: the first softmax row with finished "

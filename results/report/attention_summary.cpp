@@ -16,7 +16,7 @@ std::string diagnostics_html(const std::vector<RowData>& rows) {
   if (any_fixed) h += "<th class=\"num\">mass at k (Mask@k)</th>";
   h += "</tr></thead>\n<tbody>\n";
   for (const auto& r : rows) {
-    h += "<tr><td>" + esc(r.label) + "</td>" + fmt::format("<td>{}</td>", r.stats.size());
+    h += "<tr><td>" + esc(r.stat_label()) + "</td>" + fmt::format("<td>{}</td>", r.stats.size());
     for (const auto& c : kSummary) h += "<td class=\"num\">" + fmt_stat(r.mean(-1, -1, c.stat)) + "</td>";
     if (any_fixed) {
       const int64_t k = r.fixed_position();
@@ -34,11 +34,11 @@ std::string diagnostics_html(const std::vector<RowData>& rows) {
 std::string diagnostics_section(const std::vector<RowData>& rows, bool any_stats) {
   std::string h = "<section id=\"diagnostics\">\n<h2>Attention summary (mean over layers and heads)</h2>\n";
   if (any_stats) {
-    h += diagnostics_html(rows);
+    h += diagnostics_html(rows) + measurement_note(rows);
     h += "<p class=\"notes\">Definitions: docs/diagnostics.md. Values are means over the row's runs "
          "that have statistics (column runs).</p>\n";
   } else {
-    h += "<p class=\"note\">No attention statistics recorded for this sweep's finished runs: run "
+    h += "<p class=\"note\">No attention statistics recorded for the finished runs of this page: run "
          "<code>attnbench attn-stats --checkpoint runs/RUN --db DB</code> for each.</p>\n";
   }
   return h + "</section>\n";

@@ -25,7 +25,7 @@ std::string hidden_states_section(const std::vector<RowData>& rows, const Report
     return h + "<p class=\"note\">No hidden-state statistics recorded (<code>attnbench attn-stats "
                "--db</code> records them).</p>\n</section>\n";
   }
-  return h + figures + "<p class=\"notes\">The residual stream after each block, per window and "
+  return h + figures + measurement_note(rows) + "<p class=\"notes\">The residual stream after each block, per window and "
                        "averaged over windows, then over the row's runs (docs/diagnostics.md, "
                        "\"Published metrics\").</p>\n</section>\n";
 }

@@ -2,6 +2,7 @@
 // and where the runs were made, read from the runs' stored configs and metadata, so that a page
 // says what its numbers come from before it shows them.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/common/error.h"
 #include "results/report/page.h"
@@ -22,15 +23,19 @@ std::string summarise(Stmt& s) {
   return join(parts, ", ");
 }
 
-// The runs of the page's sweep, as a condition on `column`; its one parameter is the sweep's name.
-std::string members(const std::string& column) {
-  return column + " IN (SELECT run FROM sweep_runs WHERE sweep = ?)";
+// The page's runs, as a condition on `column`; its one parameter is member_ids(page).
+std::string members(const std::string& column) { return column + " IN (SELECT value FROM json_each(?))"; }
+
+std::string member_ids(const ReportPage& page) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (const SweepMember& m : page.members) ids.push_back(m.id);
+  return ids.dump();
 }
 
 std::string param(const ReportPage& page, const std::string& key) {
   Stmt s = page.db.prepare("SELECT value, count(*) FROM params WHERE key = ? AND " + members("run") +
                            " GROUP BY value ORDER BY count(*) DESC, value");
-  s.bind_all(key, page.table.sweep);
+  s.bind_all(key, member_ids(page));
   return summarise(s);
 }
 
@@ -38,7 +43,7 @@ std::string param(const ReportPage& page, const std::string& key) {
 std::string run_column(const ReportPage& page, const char* column) {
   Stmt s = page.db.prepare(std::string("SELECT ") + column + ", count(*) FROM runs WHERE " +
                            members("id") + " GROUP BY 1 ORDER BY count(*) DESC, 1");
-  s.bind(1, page.table.sweep);
+  s.bind(1, member_ids(page));
   return summarise(s);
 }
 
@@ -46,7 +51,7 @@ std::string run_column(const ReportPage& page, const char* column) {
 std::string evaluation(const ReportPage& page) {
   Stmt s = page.db.prepare("SELECT task || ' ' || group_concat(DISTINCT n) FROM evals WHERE " +
                            members("run") + " GROUP BY task ORDER BY min(rowid)");
-  s.bind(1, page.table.sweep);
+  s.bind(1, member_ids(page));
   std::vector<std::string> tasks;
   while (s.step()) tasks.push_back(s.text(0));
   return tasks.empty() ? std::string(kMissing) : join(tasks, ", ");
@@ -61,7 +66,9 @@ std::string batch(const ReportPage& page) {
 
 std::string render(const ReportPage& page) {
   const std::vector<std::pair<std::string, std::string>> facts = {
-      {"runs", fmt::format("{} in the sweep, {} rows in the table", page.members.size(), page.table.rows.size())},
+      {"runs", fmt::format("{} {}, {} row{} in the table", page.members.size(),
+                                    page.options.runs.empty() ? "in the sweep" : "named", page.table.rows.size(),
+                                    page.table.rows.size() == 1 ? "" : "s")},
       {"model", fmt::format("{} preset: {} layers, d_model {}, {} heads, context {} tokens",
                             param(page, "model.preset"), param(page, "model.n_layer"),
                             param(page, "model.d_model"), param(page, "model.n_head"),

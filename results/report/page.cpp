@@ -37,6 +37,31 @@ RunStats load_stats(Db& db, const std::string& run, const std::string& learned_s
   return out;
 }
 
+// How `run` measured its statistics (attn_measurements, schema version 4).
+std::string measurement_of(Db& db, const std::string& run, bool recorded) {
+  if (!recorded) return kUnrecordedMeasurement;
+  Stmt s = db.prepare("SELECT window, tokens, text FROM attn_measurements WHERE run = ?");
+  s.bind(1, run);
+  if (!s.step()) return kUnrecordedMeasurement;
+  AttnMeasurement m;
+  m.window = s.integer(0);
+  m.tokens = s.integer(1);
+  m.text = s.text(2);
+  return m.describe();
+}
+
+// Marks the rows whose measurements are not the page's most common one (by runs).
+void mark_measured_otherwise(std::vector<RowData>& rows) {
+  std::map<std::set<std::string>, size_t> runs_by_measurement;
+  for (const RowData& r : rows) {
+    if (!r.stats.empty()) runs_by_measurement[r.measured] += r.stats.size();
+  }
+  if (runs_by_measurement.size() < 2) return;
+  const auto most = std::max_element(runs_by_measurement.begin(), runs_by_measurement.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (RowData& r : rows) r.measured_otherwise = !r.stats.empty() && r.measured != most->first;
+}
+
 }  // namespace
 
 RegisterReportSection::RegisterReportSection(ReportSection section) {
@@ -59,6 +84,7 @@ std::vector<const ReportSection*> report_sections() {
 std::vector<RowData> row_data(Db& db, const ResultTable& table,
                               std::map<std::string, RunStats>& stats) {
   const std::string learned_sql = attn_stats_learned_sql(db);  // the schema, read once
+  const bool recorded = schema_version(db) >= 4;
   std::vector<RowData> rows;
   for (const Row& r : table.rows) {
     RowData d;
@@ -67,10 +93,29 @@ std::vector<RowData> row_data(Db& db, const ResultTable& table,
       RunStats s = load_stats(db, id, learned_sql, d.learned);
       if (s.empty()) continue;
       d.stats.push_back(&(stats[id] = std::move(s)));
+      d.measured.insert(measurement_of(db, id, recorded));
     }
     rows.push_back(std::move(d));
   }
+  mark_measured_otherwise(rows);
   return rows;
+}
+
+std::string measurement_note(const std::vector<RowData>& rows) {
+  std::set<std::string> all;
+  std::vector<std::string> otherwise;
+  for (const RowData& r : rows) {
+    all.insert(r.measured.begin(), r.measured.end());
+    if (r.measured_otherwise) otherwise.push_back(r.label + ": " + join({r.measured.begin(), r.measured.end()}, "; "));
+  }
+  if (all.empty()) return "";
+  if (otherwise.empty()) {
+    return "<p class=\"notes\">Attention statistics measured on " + esc(join({all.begin(), all.end()}, "; ")) +
+           ".</p>\n";
+  }
+  return "<p class=\"note\">\u2021 measured otherwise than the other rows, so not comparable with them "
+         "(sink mass and effective rank depend on the window length and the text): " +
+         esc(join(otherwise, "; ")) + ".</p>\n";
 }
 
 std::optional<double> chance_level(Db& db, const ResultTable& table, const std::string& task) {
@@ -110,7 +155,7 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
 std::string esc(const std::string& s) { return xml_escape(s); }
 
 std::string row_label(const ResultTable& t, const Row& r) {
-  if (t.row_keys.empty()) return t.sweep;
+  if (t.row_keys.empty()) return t.sweep.empty() ? "the runs given" : t.sweep;
   std::vector<std::string> parts;
   for (const auto& v : r.keys) parts.push_back(row_value(v));
   return join(parts, " / ");
@@ -131,10 +176,13 @@ std::string figure(const std::string& file, const std::string& caption) {
 
 const std::string kMissingCell = std::string("<td class=\"num missing\">") + kMissing + "</td>";
 
-const SummaryColumn kSummary[8] = {
+const SummaryColumn kSummary[9] = {
     {"sink_mass", "sink mass", "mean over query rows of the weight on the first token"},
     {"sink_rate", "sink rate", "fraction of heads whose sink mass exceeds the threshold"},
     {"sparsity", "sparsity", "exact zeros among causal entries"},
+    {"nonzero_ratio", "non-zero ratio",
+     "weights above 1e-6 among all T x T entries (the Lazy authors' measure: counts a softmax's "
+     "negligible weights as zero too)"},
     {"entropy", "entropy (nats)", "of the row-normalised weights, rows with mass"},
     {"row_mass_mean", "row mass mean", "sum_j a_ij over rows"},
     {"row_mass_min", "row mass min", ""},
@@ -152,7 +200,7 @@ std::string per_layer_chart(const std::vector<RowData>& rows, const LayerPlot& p
   c.y_max = p.y_max;
   c.log_y = p.log_y;
   for (const auto& r : rows) {
-    Series s{r.label, {}, true};
+    Series s{r.stat_label(), {}, true};
     for (int64_t l = 0; l < r.layers(p.stat); ++l) {
       if (auto v = r.mean(l, -1, p.stat, p.idx)) s.points.emplace_back(static_cast<double>(l), *v);
     }

@@ -33,6 +33,13 @@ struct RowData {
   std::string label;
   std::vector<const RunStats*> stats;  // runs of the row that have statistics
   std::set<std::string> learned;       // which of their statistics are learned, not measured
+  // How the runs with statistics measured them (AttnMeasurement::describe, or
+  // kUnrecordedMeasurement); rows measured otherwise than most of the page's are marked `‡` in
+  // every attention section and do not compare with the rest (measurement_note says how).
+  std::set<std::string> measured;
+  bool measured_otherwise = false;
+  // The row's label in the attention sections: with the mark when measured otherwise.
+  std::string stat_label() const { return measured_otherwise ? label + " \u2021" : label; }
 
   // Mean over the row's runs that have the statistic.
   std::optional<double> mean(int64_t layer, int64_t head, const std::string& stat, int64_t idx = -1) const {
@@ -119,6 +126,10 @@ std::vector<const ReportSection*> report_sections();
 // in `stats`, which the rows point into.
 std::vector<RowData> row_data(Db& db, const ResultTable& table, std::map<std::string, RunStats>& stats);
 
+// How the page's attention statistics were measured, for each attention section: one sentence
+// when every row's were measured alike, else which rows (marked ‡) were measured how.
+std::string measurement_note(const std::vector<RowData>& rows);
+
 // The accuracy of guessing `task`: the mean over a run's scored documents of 1 / their choices,
 // read from the samples of the table's first run that has some (one request per choice); nullopt
 // without samples, or when some document has a single request (LAMBADA's exact match, whose chance
@@ -148,7 +159,7 @@ struct SummaryColumn {
   const char* doc;
 };
 // The model-level statistics the attention summary lists, in its column order.
-extern const SummaryColumn kSummary[8];
+extern const SummaryColumn kSummary[9];
 
 // One per-layer chart: a statistic's layer rows (head = -1, the mean over heads where it is per
 // head), one line per table row. Written to `<stat>_per_layer.svg`; "" when no row has it.

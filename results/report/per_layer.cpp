@@ -22,7 +22,7 @@ std::string per_layer_section(const std::vector<RowData>& rows, bool any_stats,
       {"sink_rate", "sink rate per layer (fraction of heads)", -1, 0.0, 1.0, false},
       {"entropy", "entropy per layer (nats, mean over heads)", -1, std::nullopt, std::nullopt, false}};
   for (const auto& p : plots) h += per_layer_chart(rows, p, o);
-  return h + "</section>\n";
+  return h + measurement_note(rows) + "</section>\n";
 }
 
 std::string render(const ReportPage& page) {

@@ -21,7 +21,7 @@ th,td{border:1px solid #ddd;padding:3px 4px}details{margin:8px 0}summary{cursor:
 th{background:#f4f4f4}td.num,th.num{text-align:right}td.missing{color:#999}
 figure{display:inline-table;margin:8px;vertical-align:top}
 figcaption{display:table-caption;caption-side:bottom;font-size:12px;color:#555}
-img[src^="heatmap_"]{width:360px;height:auto}
+img[src^="heatmap_"]{width:620px;height:auto}
 .notes{font-size:12px;color:#555}.note{color:#8a5a00}p.meta{color:#666;font-size:12px})";
 
 // The page up to its sections: title, style, when and from what it was made, the navigation.
@@ -29,10 +29,11 @@ std::string page_head(Db& db, const ReportOptions& o, const std::vector<SweepMem
   std::time_t now = std::time(nullptr);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  const std::string subject = report_subject(o);
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
-                  esc("attnbench report: " + o.sweep) + "</title>\n<style>" + kStyle +
+                  esc("attnbench report: " + subject) + "</title>\n<style>" + kStyle +
                   "</style>\n</head>\n<body>\n";
-  h += "<h1>" + esc("attnbench report: sweep " + o.sweep) + "</h1>\n";
+  h += "<h1>" + esc("attnbench report: " + subject) + "</h1>\n";
   h += fmt::format("<p class=\"meta\">{} runs ({} finished) from {}; generated {}.</p>\n", members.size(),
                    std::count_if(members.begin(), members.end(),
                                  [](const SweepMember& m) { return m.status == "finished"; }),
@@ -46,19 +47,30 @@ std::string page_head(Db& db, const ReportOptions& o, const std::vector<SweepMem
 
 }  // namespace
 
+std::string report_subject(const ReportOptions& o) {
+  if (o.runs.empty()) return "sweep " + o.sweep;
+  return o.runs.size() == 1 ? "run " + o.runs[0] : fmt::format("{} runs", o.runs.size());
+}
+
+std::vector<SweepMember> report_members(Db& db, const ReportOptions& o) {
+  return o.runs.empty() ? sweep_members(db, o.sweep) : run_members(db, o.runs);
+}
+
 Comparison paired_comparison(Db& db, const ReportOptions& o) {
   CompareRequest request;
   request.table.sweep = o.sweep;
+  request.table.runs = o.runs;
   request.baseline = o.baseline;
   return compare_to_baseline(db, request);
 }
 
 std::filesystem::path write_report(Db& db, const ReportOptions& o) {
-  const std::vector<SweepMember> members = sweep_members(db, o.sweep);
+  const std::vector<SweepMember> members = report_members(db, o);
   // Before anything is written: a bad --baseline is a usage error, not half a page.
   const Comparison paired = o.paired ? *o.paired : paired_comparison(db, o);
   TableRequest request;
   request.sweep = o.sweep;
+  request.runs = o.runs;
   const ResultTable table = build_table(db, request);
   std::filesystem::create_directories(o.out);
   std::map<std::string, RunStats> stats;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "results/compare.h"
+#include "results/runs.h"
 
 namespace attnbench::results {
 
@@ -44,10 +45,17 @@ struct HeatmapFigure {
   int64_t layer = 0, head = 0;
   std::string file;      // PNG path relative to the report folder; "" when not computed
   std::string note;      // what it shows, or why it is missing ("no checkpoint under ...")
+  // The map's window, for its axes and colour bar (results/heatmap_scale.h): T tokens, their text
+  // (one label per position, printable), and the extremes of the causal weights.
+  std::vector<std::string> tokens;
+  double max_weight = 0, min_weight = 0;
 };
 
 struct ReportOptions {
   std::string sweep;
+  // Instead of a sweep: these runs (full ids), e.g. standalone `attnbench train` runs and imported
+  // models scored with `eval --db` (results/query.h TableRequest::runs); the sweep is then ignored.
+  std::vector<std::string> runs;
   std::filesystem::path out;  // the report folder (created); index.html and the figures go here
   std::vector<HeatmapFigure> heatmaps;
   std::string heatmap_text;   // what text the heatmaps show (e.g. "first 64 tokens of val.bin")
@@ -63,6 +71,11 @@ struct ReportOptions {
 // options.baseline, with results/compare.h's defaults (10,000 bootstrap resamples, seed 0).
 // UsageError for a selector that names no row.
 Comparison paired_comparison(Db& db, const ReportOptions& options);
+
+// What the page is of: "sweep NAME", or "3 runs" when options.runs names them.
+std::string report_subject(const ReportOptions& options);
+// The page's runs: the sweep's members, or options.runs (with their cells and status).
+std::vector<SweepMember> report_members(Db& db, const ReportOptions& options);
 
 // Writes out/index.html and its SVG figures; returns the page's path.
 std::filesystem::path write_report(Db& db, const ReportOptions& options);

@@ -68,7 +68,7 @@ std::string results_table_html(const ResultTable& t) {
 // The paper-style table (results/query.h build_table).
 std::string results_section(const ResultTable& table) {
   std::string h = "<section id=\"results\">\n<h2>Results</h2>\n";
-  h += table.rows.empty() ? "<p class=\"note\">No runs in this sweep.</p>\n" : results_table_html(table);
+  h += table.rows.empty() ? "<p class=\"note\">No finished runs on this page.</p>\n" : results_table_html(table);
   return h + "</section>\n";
 }
 

@@ -15,8 +15,9 @@ namespace attnbench::results {
 namespace {
 
 // The statistics the side-by-side table shows (kSummary's entries of these names), each only when
-// some row has it: the table answers "how much sink, how many sinking heads, how sparse".
-constexpr const char* kSideBySide[] = {"sink_mass", "sink_rate", "sparsity"};
+// some row has it: the table answers "how much sink, how many sinking heads, how sparse" (exact
+// zeros beside the non-zero ratio, which shows whether the zeros replaced negligible weights).
+constexpr const char* kSideBySide[] = {"sink_mass", "sink_rate", "sparsity", "nonzero_ratio"};
 
 // "0.412 ± 0.013", with "(n=k)" when fewer of the row's `seeds` runs have the statistic.
 std::string spread_cell(const std::optional<RowData::Spread>& v, int seeds) {
@@ -50,7 +51,7 @@ std::string side_by_side_html(const ResultTable& t, const std::vector<RowData>& 
   const Column avg_column = Column::average();
   for (size_t i = 0; i < t.rows.size(); ++i) {
     const Row& r = t.rows[i];
-    h += "<tr><td>" + esc(rows[i].label) + fmt::format("</td><td>{}</td>", r.n);
+    h += "<tr><td>" + esc(rows[i].stat_label()) + fmt::format("</td><td>{}</td>", r.n);
     for (const SummaryColumn* c : stats) h += spread_cell(rows[i].model_spread(c->stat), r.n);
     if (t.has_avg) {
       h += !r.avg ? kMissingCell
@@ -115,7 +116,7 @@ std::string sink_vs_accuracy(const ReportPage& page) {
     const auto& avg = t.rows[i].avg;
     if (!sink || !avg) continue;
     ScatterPoint p;
-    p.label = page.rows[i].label + (avg->complete() ? "" : kIncompleteMarker);
+    p.label = page.rows[i].stat_label() + (avg->complete() ? "" : kIncompleteMarker);
     p.x = sink->mean;
     p.y = 100 * avg->mean;
     p.x_error = sink->std;
@@ -141,9 +142,9 @@ std::string side_by_side_section(const ReportPage& page) {
                   "accuracy</h2>\n";
   if (!page.any_stats && !table.has_avg) {
     return h + "<p class=\"note\">Nothing to compare yet: no attention statistics or accuracies "
-               "recorded for this sweep's finished runs.</p>\n</section>\n";
+               "recorded for the finished runs of this page.</p>\n</section>\n";
   }
-  h += side_by_side_html(table, page.rows);
+  h += side_by_side_html(table, page.rows) + measurement_note(page.rows);
   h += "<p class=\"notes\">One row per row of the results table (its runs averaged over seeds). "
        "Statistics: model-level means (docs/diagnostics.md), mean ± sample std over the row's runs "
        "that have them, (n=k) when fewer than its seeds do. Accuracies in % (" +

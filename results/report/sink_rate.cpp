@@ -52,9 +52,9 @@ std::string sink_k_table_and_chart(const std::vector<RowData>& rows, int64_t pos
   for (const auto& r : rows) {
     const size_t runs = r.model_values("sink_k", 1).size();
     if (runs == 0) continue;
-    h += "<tr><td>" + esc(r.label) + fmt::format("</td><td>{}</td><td>", runs) +
+    h += "<tr><td>" + esc(r.stat_label()) + fmt::format("</td><td>{}</td><td>", runs) +
          distinct(r.model_values("sink_k_window")) + "</td><td>" + distinct(r.model_values("sink_k_epsilon")) + "</td>";
-    Series s{r.label, {}, true};
+    Series s{r.stat_label(), {}, true};
     for (int64_t k = 1; k <= positions; ++k) {
       const auto v = r.mean(-1, -1, "sink_k", k);
       h += "<td class=\"num\">" + fmt_stat(v) + "</td>";
@@ -78,7 +78,7 @@ std::string alpha_k_chart(const std::vector<RowData>& rows, int64_t positions, c
   c.y_min = 0;
   std::map<double, Series> uniform;  // window T -> its baseline
   for (const auto& r : rows) {
-    Series s{r.label, {}, true};
+    Series s{r.stat_label(), {}, true};
     for (int64_t k = 1; k <= positions; ++k) {
       if (auto v = r.mean(-1, -1, "alpha_k", k)) s.points.emplace_back(static_cast<double>(k), *v);
     }
@@ -109,7 +109,7 @@ std::string sink_k_section(const std::vector<RowData>& rows, const ReportOptions
     return h + "<p class=\"note\">No Sink_k recorded: <code>attnbench attn-stats --db</code> of this "
                "version records it.</p>\n</section>\n";
   }
-  h += sink_k_table_and_chart(rows, positions, o) + alpha_k_chart(rows, positions, o);
+  h += sink_k_table_and_chart(rows, positions, o) + alpha_k_chart(rows, positions, o) + measurement_note(rows);
   h += "<p class=\"notes\">Sink_k (Gu et al., ICLR 2025) as a fraction: the share of (window, layer, "
        "head) whose alpha_k, the mean weight that the queries seeing key k give it, exceeds epsilon, "
        "on windows of T tokens; Sink_1 is \"the\" sink rate. Mean over the row's runs that have it "

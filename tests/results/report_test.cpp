@@ -96,8 +96,31 @@ CATCH_TEST_CASE("report: sections, figures and averaged statistics of a fixture 
   ReportOptions o;
   o.sweep = "demo";
   o.out = dir / "report";
-  o.heatmaps.push_back({"soft0", "soft0", 1, 0, "", "no checkpoint under runs/soft0: heatmap not computed"});
+  HeatmapFigure missing;
+  missing.run_id = missing.label = "soft0";
+  missing.layer = 1;
+  missing.note = "no checkpoint under runs/soft0: heatmap not computed";
+  o.heatmaps.push_back(missing);
+  // A computed map: the caller's PNG (any bytes here) is embedded in an SVG figure with the
+  // window's tokens on both axes and a colour bar over the weights' range.
+  std::filesystem::create_directories(dir / "report");
+  std::ofstream(dir / "report" / "heatmap_lazy0.png", std::ios::binary) << "abcd";
+  HeatmapFigure drawn;
+  drawn.run_id = "lazy0";
+  drawn.label = "lazy";
+  drawn.file = "heatmap_lazy0.png";
+  drawn.tokens = {"<|endoftext|>", " The<", " cat"};
+  drawn.max_weight = 0.8;
+  drawn.min_weight = -0.2;
+  o.heatmaps.push_back(drawn);
   const auto page = write_report(store.db(), o);
+  const std::string map = slurp(dir / "report" / "heatmap_lazy0.svg");
+  CATCH_CHECK_THAT(map, Contains("href=\"data:image/png;base64,YWJjZA==\""));
+  CATCH_CHECK_THAT(map, Contains(">&lt;|endoftex\u2026</text>") && Contains("> The&lt;</text>"));
+  CATCH_CHECK_THAT(map, Contains("key j") && Contains("query i") && Contains("attention weight"));
+  CATCH_CHECK_THAT(map, Contains(">0.8</text>") && Contains(">-0.2</text>"));  // colour bar ends
+  CATCH_CHECK_THAT(map, Contains("<stop offset=\"0.0000\" stop-color=\"#08306b\"/>"));  // darkest blue on top
+  CATCH_CHECK_THAT(slurp(page), Contains("<img src=\"heatmap_lazy0.svg\""));
   CATCH_REQUIRE(page == dir / "report" / "index.html");
   const std::string html = slurp(page);
 
@@ -579,4 +602,74 @@ CATCH_TEST_CASE("report: svg ticks, escaping and point placement") {
   CATCH_CHECK_THAT(bars, Contains("<title>softmax: 50 ± 2</title>"));
   CATCH_CHECK(bars.find("<title>lazy") == std::string::npos);  // missing bar: not drawn
   CATCH_CHECK_THAT(bars, Contains("stroke=\"#222\""));           // the whisker
+}
+
+// SmolLM2's 9 heads (or 12 rows) over a palette of 8 colours: the 9th series shares the 1st's
+// colour and is told apart by its dash, in the chart and in its legend key.
+CATCH_TEST_CASE("report: series past the palette keep apart by a dash pattern") {
+  LineChart c;
+  for (int h = 0; h < 9; ++h) c.series.push_back({fmt::format("head {}", h), {{0, h}, {1, h + 1.0}}, false});
+  const std::string svg = render_line_chart(c);
+  CATCH_CHECK(std::string(series_colour(8)) == series_colour(0));
+  CATCH_CHECK(std::string(series_dash(0)).empty());
+  CATCH_CHECK_FALSE(std::string(series_dash(8)).empty());
+  const std::string dashed = fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"{}\"",
+                                         series_colour(8), series_dash(8));
+  CATCH_CHECK_THAT(svg, Contains(dashed));
+  const std::string key = fmt::format("stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"{}\"/>"
+                                      "<text x=", series_colour(8), series_dash(8));
+  CATCH_CHECK_THAT(svg, Contains(key));
+  // The first round of colours is drawn solid.
+  CATCH_CHECK(svg.find(fmt::format("stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray", series_colour(1))) ==
+              std::string::npos);
+  BarChart b;
+  b.groups = {"piqa"};
+  for (int i = 0; i < 9; ++i) b.series.push_back(fmt::format("row {}", i));
+  b.values = {std::vector<Bar>(9, Bar{50.0, std::nullopt})};
+  CATCH_CHECK_THAT(render_bar_chart(b), Contains(fmt::format("stroke-dasharray=\"{}\"><title>row 8", series_dash(8))));
+}
+
+// Issue 51, items 2 and 5: a page of runs named one by one (standalone runs, no sweep) with their
+// curves; a row whose attention statistics were measured otherwise (a pretrained model over
+// 512-token windows of an essay beside retrofits over 128-token windows of val.bin) is marked ‡ in
+// every attention section, and the note names both measurements.
+CATCH_TEST_CASE("report: a page of standalone runs marks statistics measured otherwise") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  add_run(store, "", "soft0", params("softmax", 0));
+  add_run(store, "", "lazy0", params("lazy", 0));
+  add_run(store, "", "lazy1", params("lazy", 1));
+  add_run(store, "", "other", params("alibi", 0));
+  AttnMeasurement val128;
+  val128.window = 128;
+  val128.tokens = 8192;
+  val128.text = "val.bin";
+  AttnMeasurement essay512 = val128;
+  essay512.window = 512;
+  essay512.text = "essay.txt";
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.35}, {0, -1, "sink_mass", -1, 0.10}}, essay512);
+  for (const char* id : {"lazy0", "lazy1"}) {
+    store.record_attn_stats(id, {{-1, -1, "sink_mass", -1, 0.43}, {0, -1, "sink_mass", -1, 0.33}}, val128);
+    store.log_metrics(id, {{"train/loss", 0, 4.0, 0}, {"train/loss", 10, 3.0, 0}});
+  }
+  ReportOptions o;
+  o.runs = {"soft0", "lazy0", "lazy1"};
+  o.out = dir.path() / "page";
+  const std::string html = slurp(write_report(store.db(), o));
+  CATCH_CHECK_THAT(html, Contains("<h1>attnbench report: 3 runs</h1>"));
+  CATCH_CHECK_THAT(section_of(html, "overview"), Contains("3 named, 2 rows in the table"));
+  CATCH_CHECK(html.find("alibi") == std::string::npos);  // a run not named is not on the page
+  const std::string summary = section_of(html, "diagnostics");
+  CATCH_CHECK_THAT(summary, Contains("<td>softmax \u2021</td>") && Contains("<td>lazy</td>"));
+  CATCH_CHECK_THAT(summary, Contains("softmax: windows of 512 tokens, 8192 tokens of essay.txt"));
+  CATCH_CHECK_THAT(section_of(html, "attention"), Contains("\u2021 measured otherwise"));
+  CATCH_CHECK_THAT(slurp(o.out / "sink_mass_per_layer.svg"), Contains(">softmax \u2021</text>"));
+  CATCH_CHECK_THAT(slurp(o.out / "loss.svg"), Contains(">lazy (mean of 2 seeds)</text>"));  // their curves
+
+  // Measured alike: no mark, and each attention section says how.
+  o.runs = {"lazy0", "lazy1"};
+  const std::string alike = slurp(write_report(store.db(), o));
+  CATCH_CHECK(alike.find("\u2021") == std::string::npos);
+  CATCH_CHECK_THAT(section_of(alike, "diagnostics"),
+                   Contains("Attention statistics measured on windows of 128 tokens, 8192 tokens of val.bin."));
 }

@@ -56,6 +56,32 @@ CATCH_TEST_CASE("table: sink mass and sparsity columns from model-level attentio
   CATCH_CHECK_THAT(md, Contains("not in Avg"));
 }
 
+// Issue 51's misreading: Lazy at tau +-0.008 zeroes weights already below 1e-4, so its sparsity
+// (exact zeros) reads 0.107 beside softmax's 0 while the share of weights that matter is the same.
+// The nonzero_ratio column beside it (weights above 1e-6) shows that, and the legend says so.
+CATCH_TEST_CASE("table: sparsity stands beside the non-zero ratio, which counts negligible weights") {
+  TempDir dir;
+  Store store = Store::open(dir.path() / "r.db");
+  add_run(store, "s", "soft0", {{"attention.variant", "softmax", "string"}, {"train.seed", "0", "int"}});
+  add_run(store, "s", "lazy0", {{"attention.variant", "lazy", "string"}, {"train.seed", "0", "int"}});
+  for (auto id : {"soft0", "lazy0"}) store.record_evals(id, {eval("copa", "acc", 0.5, 0.05)});
+  store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.35}, {-1, -1, "sparsity", -1, 0.0},
+                                    {-1, -1, "nonzero_ratio", -1, 0.41}});
+  store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, 0.35}, {-1, -1, "sparsity", -1, 0.107},
+                                    {-1, -1, "nonzero_ratio", -1, 0.41}});
+  TableRequest req;
+  req.sweep = "s";
+  const ResultTable t = build_table(store.db(), req);
+  CATCH_REQUIRE(t.columns.size() == 4);  // copa acc, sink mass, sparsity, non-zero ratio
+  CATCH_CHECK(t.columns[2].metric == "sparsity");
+  CATCH_CHECK(t.columns[3].metric == "nonzero_ratio");
+  CATCH_CHECK(t.columns[3].diagnostic);
+  CATCH_CHECK(t.rows[0].cells[3].mean == Approx(t.rows[1].cells[3].mean));
+  const std::string md = render_table(t, "md");
+  CATCH_CHECK_THAT(md, Contains("0.107") && Contains("0.410"));
+  CATCH_CHECK_THAT(md, Contains("zeroed only weights already near 0"));
+}
+
 CATCH_TEST_CASE("table: Gu's sink rate column and the sink mass's uniform-attention reference") {
   TempDir dir;
   Store store = Store::open(dir.path() / "r.db");

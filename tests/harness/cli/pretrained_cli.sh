@@ -119,6 +119,13 @@ grep -q "as text" "$tmp/own_stats.err" "$tmp/own_stats.json" &&
 expect_error 'records tokens of the tokenizer "llama_gqa"' \
   "$A" attn-stats --checkpoint "$hf/gpt2" --data "$tmp/own" --tokens 128
 [ "$(grep -c '^| ' "$tmp/table.md")" = 4 ] || { cat "$tmp/table.md"; fail "not header, rule and 2 rows"; }
+# The report draws the imported model's heatmap too, from the folder its sweep file names, on the
+# trained cell's validation text in its own tokens.
+gpt2_run=$(sql "$tmp/sw.db" "SELECT run FROM params WHERE key = 'pretrained.name' AND value = 'gpt2'")
+"$A" report --sweep mixed --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" --out "$tmp/page" --threads 1 \
+  > /dev/null 2> "$tmp/report.err" || { cat "$tmp/report.err"; fail "report of a sweep with [[pretrained]]"; }
+[ -s "$tmp/page/heatmap_$gpt2_run.svg" ] || { cat "$tmp/report.err"; fail "no heatmap of the imported model"; }
+grep -q "imported $hf/gpt2" "$tmp/page/index.html" || fail "the imported model's heatmap does not say what it shows"
 (cd "$tmp/sw" && OMP_NUM_THREADS=1 "$A" sweep mixed.toml --db "$tmp/sw.db" --runs-dir "$tmp/sw/runs" \
   --quiet > "$tmp/again.out" 2>&1) || { cat "$tmp/again.out"; fail "second sweep run"; }
 grep -q "evaluating" "$tmp/again.out" && { cat "$tmp/again.out"; fail "scored again"; }

@@ -55,6 +55,15 @@ page="$artifacts/index.html"
 grep -q "no checkpoint under $tmp/runs/$first" "$page" || fail "the missing checkpoint is not reported on the page"
 second=$(echo "$ids" | tail -1)
 [ -s "$artifacts/heatmap_$second.png" ] || fail "no heatmap for $second"
+grep -q 'key j' "$artifacts/heatmap_$second.svg" || fail "the heatmap figure has no axes"
+# A page of runs named one by one (no sweep): the same sections over those runs only.
+"$ATTNBENCH" report --runs "${second:0:12}" --out "$tmp/one" --db "$tmp/r.db" --runs-dir "$tmp/runs" \
+  > /dev/null 2> "$tmp/err" || { cat "$tmp/err"; fail "report --runs"; }
+grep -q "<h1>attnbench report: run $second</h1>" "$tmp/one/index.html" || fail "report --runs: wrong title"
+grep -q "1 named, 1 row in the table" "$tmp/one/index.html" || fail "report --runs: not the one run"
+rc=0
+"$ATTNBENCH" report --sweep tiny_diag --runs "$second" --out "$tmp/both" --db "$tmp/r.db" 2> "$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "one of the two" "$tmp/err" || { cat "$tmp/err"; fail "--sweep with --runs: exit $rc"; }
 for f in sink_mass_per_layer.svg sparsity_per_layer.svg nonzero_ratio_per_layer.svg loss.svg tau_per_layer.svg \
   sink_k.svg alpha_k.svg massive_activations_per_layer.svg effective_rank_per_layer.svg; do
   [ -s "$artifacts/$f" ] || fail "missing figure $f"
