@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/regular_file.h"
 #include "core/config/attention_schema.h"
+#include "core/data/gpt2_tokenizer_json.h"
 
 namespace attnbench::evals {
 
@@ -71,6 +73,11 @@ nlohmann::json llama_config(const config::RunConfig& cfg) {
       {"eos_token_id", 50256},
       {"torch_dtype", "float32"},
   };
+  if (!m.init_from.empty()) {  // the continued model's own special tokens (Llama 3's EOS is a list)
+    const nlohmann::json source = nlohmann::json::parse(
+        read_regular_file(std::filesystem::path(m.init_from) / "config.json", "model.init_from config"));
+    for (const char* key : {"bos_token_id", "eos_token_id"}) c[key] = source.value(key, nlohmann::json());
+  }
   // A continued Llama 3.x keeps its RoPE scaling (model.init_from): written as transformers 4 does.
   const config::ParamMap& p = cfg.attention.params;
   const std::string scaling = config::param_or<std::string>(p, "rope_scaling", "none");
@@ -118,8 +125,33 @@ std::vector<NamedTensor> llama_tensors(const model::DecoderLM& model, const conf
   return out;
 }
 
-ExportSummary export_model(const model::DecoderLM& model, const config::RunConfig& cfg,
-                           int64_t step, const std::filesystem::path& out_dir) {
+namespace {
+
+// The Llama layout's tokenizer files: model.init_from's, else GPT-2's built from its files.
+void write_llama_tokenizer(const config::RunConfig& cfg, const std::filesystem::path& gpt2_dir,
+                           const std::filesystem::path& dir, ExportSummary& summary) {
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream out(dir / name, std::ios::binary);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
+    summary.files.push_back(dir / name);
+  };
+  if (!cfg.model.init_from.empty()) {
+    const std::filesystem::path from(cfg.model.init_from);
+    for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+      if (std::filesystem::exists(from / name)) write(name, read_regular_file(from / name, "model.init_from tokenizer"));
+    }
+  } else if (!gpt2_dir.empty()) {
+    write("tokenizer.json", data::gpt2_tokenizer_json(gpt2_dir).dump() + "\n");
+    write("tokenizer_config.json", data::gpt2_tokenizer_config().dump(2) + "\n");
+  }
+}
+
+}  // namespace
+
+ExportSummary export_model(const model::DecoderLM& model, const config::RunConfig& cfg, int64_t step,
+                           const std::filesystem::path& out_dir,
+                           const std::filesystem::path& gpt2_tokenizer_dir) {
   ExportSummary summary;
   std::filesystem::create_directories(out_dir);
   const std::string run_id = config::config_hash(cfg);
@@ -164,6 +196,7 @@ ExportSummary export_model(const model::DecoderLM& model, const config::RunConfi
   write_safetensors(dir / "model.safetensors", llama, {{"format", "pt"}});
   summary.files.push_back(dir / "model.safetensors");
   write_json(dir / "config.json", llama_config(cfg));
+  write_llama_tokenizer(cfg, gpt2_tokenizer_dir, dir, summary);
   summary.llama = true;
   return summary;
 }

@@ -2,9 +2,11 @@
 //   <out>/model.safetensors   every parameter and buffer under attnbench's own module names
 //                             (embedding.weight, blocks.N.attn.q.weight, ..., lm_head.weight)
 //   <out>/config.json         the resolved run config, run id, step and the naming scheme
-//   <out>/llama/              softmax + RoPE models only: config.json (LlamaForCausalLM) and
-//                             model.safetensors under Hugging Face Llama names, loadable by
-//                             transformers' LlamaForCausalLM.from_pretrained(<out>/llama)
+//   <out>/llama/              softmax + RoPE models only: config.json (LlamaForCausalLM),
+//                             model.safetensors under Hugging Face Llama names and the tokenizer
+//                             the model reads text with (tokenizer.json, tokenizer_config.json):
+//                             a model folder that `eval --checkpoint`, `model.init_from` and
+//                             transformers' AutoModelForCausalLM.from_pretrained read
 #pragma once
 #include <torch/torch.h>
 
@@ -31,6 +33,7 @@ std::vector<NamedTensor> native_tensors(const model::DecoderLM& model);
 // are copied without permutation.
 std::vector<NamedTensor> llama_tensors(const model::DecoderLM& model, const config::RunConfig& cfg,
                                        std::string* why_not);
+// The Llama config.json; BOS and EOS are GPT-2's end-of-text, or model.init_from's own ids.
 nlohmann::json llama_config(const config::RunConfig& cfg);
 
 struct ExportSummary {
@@ -39,7 +42,12 @@ struct ExportSummary {
   std::string llama_skipped;  // why no Llama layout was written
 };
 
-ExportSummary export_model(const model::DecoderLM& model, const config::RunConfig& cfg,
-                           int64_t step, const std::filesystem::path& out_dir);
+// `gpt2_tokenizer_dir` (encoder.json, vocab.bpe) gives the Llama layout GPT-2's tokenizer files
+// (core/data/gpt2_tokenizer_json.h); a run continued from a model folder (model.init_from) gets
+// that folder's tokenizer.json and tokenizer_config.json instead. With neither, the layout has no
+// tokenizer (tests of the tensors alone).
+ExportSummary export_model(const model::DecoderLM& model, const config::RunConfig& cfg, int64_t step,
+                           const std::filesystem::path& out_dir,
+                           const std::filesystem::path& gpt2_tokenizer_dir);
 
 }  // namespace attnbench::evals

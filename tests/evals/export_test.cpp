@@ -15,8 +15,12 @@
 #include <catch2/catch.hpp>
 
 #include "core/config/run_config.h"
+#include "core/data/tokenizer.h"
 #include "evals/model_export.h"
+#include "evals/scored_model.h"
 #include "model/decoder.h"
+#include "model/pretrained/init_from.h"
+#include "tests/test_skip.h"
 
 // A namespace per file: the test executable is a unity build (tests/CMakeLists.txt).
 namespace export_test {
@@ -149,7 +153,7 @@ CATCH_TEST_CASE("export writes every tensor under its module name, readable by a
   config::RunConfig cfg = tiny("lazy");
   model::DecoderLM m(cfg);
   auto dir = scratch("lazy");
-  evals::ExportSummary s = evals::export_model(m, cfg, 42, dir);
+  evals::ExportSummary s = evals::export_model(m, cfg, 42, dir, {});
   CATCH_CHECK_FALSE(s.llama);  // Lazy Attention has no Llama equivalent
   CATCH_CHECK_FALSE(s.llama_skipped.empty());
   CATCH_CHECK_FALSE(std::filesystem::exists(dir / "llama"));
@@ -186,7 +190,7 @@ CATCH_TEST_CASE("the Llama layout of a softmax + RoPE model reproduces its logit
   model::DecoderLM m(cfg);
   m->eval();
   auto dir = scratch("softmax");
-  evals::ExportSummary s = evals::export_model(m, cfg, 7, dir);
+  evals::ExportSummary s = evals::export_model(m, cfg, 7, dir, {});
   CATCH_REQUIRE(s.llama);
 
   std::ifstream cj(dir / "llama" / "config.json");
@@ -237,7 +241,7 @@ CATCH_TEST_CASE("a grouped-query model's Llama layout names its key/value heads 
   model::DecoderLM m(cfg);
   m->eval();
   auto dir = scratch("grouped");
-  CATCH_REQUIRE(evals::export_model(m, cfg, 3, dir).llama);
+  CATCH_REQUIRE(evals::export_model(m, cfg, 3, dir, {}).llama);
   std::ifstream cj(dir / "llama" / "config.json");
   nlohmann::json c = nlohmann::json::parse(cj);
   CATCH_CHECK(c["num_attention_heads"] == 4);
@@ -254,6 +258,62 @@ CATCH_TEST_CASE("a grouped-query model's Llama layout names its key/value heads 
   const double diff = (ours - llama_forward(f.tensors, c, idx)).abs().max().item<double>();
   CATCH_INFO("largest logit difference " << diff);
   CATCH_CHECK(diff < 1e-4);
+  std::filesystem::remove_all(dir);
+}
+
+// The round trip a user makes: a trained model exported, then read back as a model folder by
+// `eval --checkpoint` (the same logits, the same tokens for the same text, lm-eval's GPT-2 BOS
+// policy) and continued by model.init_from (the same parameters).
+CATCH_TEST_CASE("export then import: the Llama folder is the same model with the same tokenizer") {
+  if (!attnbench::testing::data_root_or_skip("the GPT-2 tokenizer")) return;
+  torch::manual_seed(9);
+  const config::RunConfig cfg = config::parse_run_config(
+      "[model]\npreset = \"tiny\"\ncontext_length = 32\nn_kv_head = 2\n", "export-test");
+  model::DecoderLM m(cfg);
+  m->eval();
+  const auto dir = scratch("roundtrip");
+  CATCH_REQUIRE(evals::export_model(m, cfg, 5, dir, data::gpt2_tokenizer_dir()).llama);
+
+  const evals::ScoredModel imported = evals::load_scored_model(dir / "llama", "cpu", "--checkpoint", "");
+  CATCH_REQUIRE(imported.pretrained);
+  const torch::Tensor idx = torch::randint(0, 50257, {2, 20}, torch::kInt64);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor ours = m->forward(idx).narrow(-1, 0, 50257);
+  const torch::Tensor theirs = imported.model->head(imported.model->hidden(idx)).narrow(-1, 0, 50257);
+  const double diff = (ours - theirs).abs().max().item<double>();
+  CATCH_INFO("largest logit difference " << diff);
+  CATCH_CHECK(diff < 1e-5);
+  const auto gpt2 = data::gpt2_text_tokenizer(data::gpt2_tokenizer_dir());
+  for (const std::string text : {"Hello world", " The cat's 12,345 \u00e9t\u00e9s\n\n  x<|endoftext|>y",
+                                 "\u4f60\u597d \U0001F600 tabs\tand   spaces"}) {
+    CATCH_INFO(text);
+    CATCH_CHECK(imported.tokenizer().encode(text) == gpt2->encode(text));
+  }
+  {  // and a real text: the first 200 kB of WikiText-2's test split
+    std::ifstream in(*attnbench::testing::data_root_or_skip("WikiText-2") / "wikitext2" / "wiki.test.raw");
+    std::string wiki(200000, '\0');
+    in.read(wiki.data(), static_cast<std::streamsize>(wiki.size()));
+    wiki.resize(static_cast<size_t>(in.gcount()));
+    CATCH_REQUIRE(wiki.size() > 100000);
+    CATCH_CHECK(imported.tokenizer().encode(wiki) == gpt2->encode(wiki));
+  }
+  CATCH_CHECK(imported.options.bos == evals::BosPolicy::None);  // GPT-2 adds none, as trained
+  CATCH_CHECK(imported.options.prefix_token == 50256);           // lm-eval's empty-context token
+
+  config::RunConfig cont = config::parse_run_config(
+      "[model]\ninit_from = \"" + (dir / "llama").string() + "\"\ncontext_length = 32\n", "export-test");
+  model::DecoderLM continued(cont);
+  model::load_init_from(*continued, cont);
+  const auto theirs_params = continued->named_parameters(true);
+  for (const auto& p : m->named_parameters(true)) {
+    CATCH_INFO(p.key());
+    const torch::Tensor* other = theirs_params.find(p.key());
+    CATCH_REQUIRE(other != nullptr);
+    const bool vocab_rows = p.key() == "embedding.weight" || p.key() == "lm_head.weight";
+    const torch::Tensor mine = vocab_rows ? p.value().narrow(0, 0, 50257) : p.value();
+    const torch::Tensor back = vocab_rows ? other->narrow(0, 0, 50257) : *other;
+    CATCH_CHECK(torch::equal(mine, back));
+  }
   std::filesystem::remove_all(dir);
 }
 
