@@ -27,10 +27,12 @@ VariantContext variant_context(const config::ModelConfig& model,
                                const config::AttentionConfig& attention) {
   VariantContext ctx;
   ctx.n_head = model.n_head;
+  ctx.n_kv_head = model.kv_heads();
   ctx.head_dim = model.head_dim();
   ctx.d_model = model.d_model;
   ctx.context_length = model.context_length;
   ctx.init_std = model.init_std;
+  ctx.norm_eps = model.norm_eps;
   ctx.attention = attention;
   return ctx;
 }

@@ -36,12 +36,15 @@ struct KVCache {
 
 struct VariantContext {
   int64_t n_head = 0;
+  int64_t n_kv_head = 0;    // key/value heads (grouped-query attention); 0 = n_head. forward
+                            // receives k and v repeated to n_head heads (repeat_kv)
   int64_t head_dim = 0;
   int64_t d_model = 0;
   int64_t context_length = 0;
   int64_t layer = 0;        // 0-based depth of the layer (differential attention's lambda_init)
   double init_std = 0.02;   // model.init_std: the std of the decoder's projections, for a
                             // variant's own projections (e.g. an output gate's W_g)
+  double norm_eps = 1e-5;   // model.norm_eps: the decoder's RMSNorm eps, for a variant's own norm
   config::AttentionConfig attention;  // resolved: every applicable parameter present
 };
 
