@@ -15,7 +15,7 @@
 #include "core/common/output_path.h"
 #include "core/common/paths.h"
 #include "core/config/run_config.h"
-#include "evals/decoder_lm_adapter.h"
+#include "evals/eval_plan.h"
 #include "evals/evaluator.h"
 #include "evals/scored_model.h"
 #include "harness/cli/command.h"
@@ -103,9 +103,11 @@ void print_table(const evals::EvalReport& report) {
                               : "");
 }
 
-// The model's scoring options (its checkpoint's [eval]) with the command line's over them.
-evals::EvalOptions eval_options(const Options& o, const evals::ScoredModel& scored) {
-  evals::EvalOptions opt = scored.options;
+// The run's scoring options (evals/eval_plan.h, as a sweep's cell scores it) with the command
+// line's over them.
+evals::EvalOptions eval_options(const Options& o, const evals::ScoredModel& scored,
+                                const config::EvalConfig& ec) {
+  evals::EvalOptions opt = evals::evaluation_options(scored, ec);
   if (o.batch_size > 0) opt.batch_size = o.batch_size;
   if (!o.bos.empty()) opt.bos = evals::parse_bos_policy(o.bos);
   opt.bootstrap_iters = o.bootstrap_iters;
@@ -144,43 +146,48 @@ int run(Options o) {
     refuse_output_over_inputs({"--dump-requests", o.dump_requests},
                               {{"the checkpoint", scored.source}, {"--db", db}});
   }
-  // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
+  // The run's own plan (its [eval]: tasks at every length, limit, per-task limits), as its sweep
+  // scored it, unless a flag says otherwise; an imported model has no [eval] section: lm-eval's
+  // defaults, the tasks of the paper.
   const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
-  const std::vector<std::string> tasks = evals::expand_task_list(
-      !o.tasks.empty() ? o.tasks : ec.tasks.empty() ? "paper" : join(ec.tasks, ","));
-  const int64_t limit = o.limit >= 0 ? o.limit : ec.limit;
-  const evals::EvalOptions opt = eval_options(o, scored);
+  evals::EvalRequest request;
+  if (!o.tasks.empty()) request.tasks = evals::expand_task_list(o.tasks);
+  request.limit = o.limit;
+  request.context = o.context;
+  const evals::EvalOptions opt = eval_options(o, scored, ec);
 
   // Everything the run needs is checked before the first forward pass, cheap checks first.
-  const int64_t max_length = model::scoring_length(scored.model->shape(), o.context, "--context");
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
-  const std::vector<evals::LoadedTask> loaded_tasks =
-      evals::load_tasks(tasks, data_root(o.data_dir), limit);
+  std::vector<evals::EvalGroup> plan = evals::plan_evaluation(scored, ec, request, data_root(o.data_dir));
   // An answer longer than the context cannot be scored (lm-eval refuses it too): every task is
   // checked before the first is scored or stored.
-  for (const evals::LoadedTask& task : loaded_tasks) {
-    evals::require_answers_fit(task, encode, opt, max_length);
+  std::vector<evals::LoadedTask> all_tasks;
+  for (const evals::EvalGroup& group : plan) {
+    for (const evals::LoadedTask& task : group.tasks) {
+      evals::require_answers_fit(task, encode, opt, group.model.max_length());
+      all_tasks.push_back(task);
+    }
   }
   std::unique_ptr<results::Store> store;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
-  if (!o.dump_requests.empty()) write_requests(o.dump_requests, loaded_tasks);
+  if (!o.dump_requests.empty()) write_requests(o.dump_requests, all_tasks);
 
-  evals::DecoderLMAdapter lm(scored.model, max_length);
-  if (store) require_stored_identity(*store, scored.run_id, loaded_tasks, lm, opt);
+  if (store) {
+    for (const evals::EvalGroup& group : plan) {
+      require_stored_identity(*store, scored.run_id, group.tasks, group.model, opt);
+    }
+  }
   evals::EvalReport report;
   report.bos = opt.bos;
-  report.limit = limit;
+  report.limit = o.limit >= 0 ? o.limit : ec.limit;
   if (store) ensure_standalone_run(*store, scored, threads);
-  evals::evaluate_tasks(lm, encode, loaded_tasks, opt,
-                        [&](const evals::LoadedTask& task, evals::TaskReport t) {
-                          if (store) {  // each task is one transaction, written as soon as it is done
-                            store->record_task(scored.run_id,
-                                               evals::eval_rows(t, task.limit, opt.bos),
-                                               evals::sample_rows(t));
-                          }
-                          report.tasks.push_back(std::move(t));
-                        });
+  evals::run_evaluation(plan, encode, opt, [&](const evals::LoadedTask& task, evals::TaskReport t) {
+    if (store) {  // each task is one transaction, written as soon as it is done
+      store->record_task(scored.run_id, evals::eval_rows(t, task.limit, opt.bos), evals::sample_rows(t));
+    }
+    report.tasks.push_back(std::move(t));
+  });
 
   if (o.format == "json") {
     std::cout << report_json(report, scored.run_id, scored.step).dump(2) << "\n";
@@ -200,8 +207,11 @@ RegisterCommand reg(
           ->required();
       app.add_option("--tasks", o->tasks,
                      "comma-separated task names, 'paper' (the nine of the paper's tables) or "
-                     "'all' (default: the config's eval.tasks, else paper)");
-      app.add_option("--limit", o->limit, "score only the first N documents of each task")
+                     "'all' (default: the run's eval.tasks at its length and at every "
+                     "eval.contexts length, as its sweep scored them; else paper)");
+      app.add_option("--limit", o->limit,
+                     "score only the first N documents of every task (default: the run's eval.limit "
+                     "and eval.task_limits)")
           ->check(int_in(0));
       app.add_option("--batch-size", o->batch_size, "model rows per forward pass")
           ->check(int_in(1));
@@ -213,7 +223,8 @@ RegisterCommand reg(
                    "shared by several requests is computed once)");
       app.add_option("--context", o->context,
                      "score at this many tokens (lm-eval's max_length), beyond the training "
-                     "context too: length extrapolation, stored as task@N (default: the model's)")
+                     "context too: length extrapolation, stored as task@N, for every task named without "
+                     "@N (default: the model's)")
           ->check(int_in(1));
       app.add_option("--dump-requests", o->dump_requests,
                      "write every (task, doc_id, context, continuation) as JSONL");

@@ -2,6 +2,7 @@
 
 #include "evals/diagnostics/model_diagnostics.h"
 #include "evals/diagnostics/text_source.h"
+#include "evals/eval_plan.h"
 #include "evals/diagnostics/training_probe.h"
 
 #include <torch/torch.h>
@@ -15,7 +16,6 @@
 #include "core/common/memory.h"
 #include "core/common/periodic.h"
 #include "core/common/stop_signal.h"
-#include "harness/sweep/cell_eval.h"
 #include "harness/sweep/store_sink.h"
 #include "train/run_lock.h"
 #include "train/trainer.h"
@@ -65,14 +65,17 @@ bool evaluate_missing(const std::string& id, const std::string& label,
                       const CellRunOptions& o) {
   if (tasks.empty()) return true;
   say(id, label, "evaluating " + join(tasks));
-  CellEvalOptions eo;
-  eo.data_root = o.data_root;
-  eo.quiet = o.quiet;
-  return evaluate_checkpoint(
-      scored, eval, tasks, eo,
+  // The plan `attnbench eval` builds for the same run (evals/eval_plan.h): the same rows stored.
+  evals::EvalRequest request;
+  request.tasks = tasks;
+  std::vector<evals::EvalGroup> plan = evals::plan_evaluation(scored, eval, request, o.data_root);
+  evals::EvalOptions options = evals::evaluation_options(scored, eval);
+  options.progress = o.quiet ? nullptr : stderr;
+  options.log_samples = true;  // one row per request: a few MB per run, what paired tests need
+  return evals::run_evaluation(
+      plan, evals::text_encoder(scored.tokenizer()), options,
       [&](const evals::LoadedTask& task, const evals::TaskReport& report) {
-        store.record_task(id, evals::eval_rows(report, task.limit, scored.options.bos),
-                          evals::sample_rows(report));
+        store.record_task(id, evals::eval_rows(report, task.limit, options.bos), evals::sample_rows(report));
       },
       [] { return stop_requested(); });
 }
@@ -169,34 +172,27 @@ const char* to_string(CellOutcome o) {
 std::vector<std::string> missing_tasks(const std::string& run_id, const config::EvalConfig& eval,
                                        int64_t trained_length, results::Store& store) {
   std::vector<results::EvalRow> have = store.evals(run_id);
-  std::vector<int64_t> lengths = {trained_length};
-  for (int64_t n : eval.contexts) {
-    if (std::find(lengths.begin(), lengths.end(), n) == lengths.end()) lengths.push_back(n);
-  }
   std::vector<std::string> missing;
-  for (int64_t length : lengths) {
-    for (const std::string& task : eval.tasks) {
-      const std::string name = evals::task_at_length(task, length, trained_length);
-      const int64_t limit = eval.limit_for(task);
-      const results::EvalRow* other = nullptr;  // stored with another item limit
-      bool found = false;
-      for (const auto& r : have) {
-        if (r.task != name) continue;
-        found = found || r.limit == limit;
-        if (r.limit != limit) other = &r;
-      }
-      // A task stored with another limit is a different measurement, not a missing one: scoring it
-      // again would replace it (the evaluation's identity, results/store_records.cpp).
-      if (!found && other) {
-        throw UsageError(fmt::format(
-            "run {} already holds {} scored with {} (n = {}), and this sweep scores it with {}: "
-            "a second scoring would replace a different measurement; use another --db, or the "
-            "stored limit (eval.limit / eval.task_limits)",
-            run_id, name, results::item_limit_text(other->limit), other->n,
-            results::item_limit_text(limit)));
-      }
-      if (!found) missing.push_back(name);
+  for (const std::string& name : evals::scored_task_names(eval, trained_length)) {
+    const int64_t limit = eval.limit_for(evals::parse_task_at_length(name).task);
+    const results::EvalRow* other = nullptr;  // stored with another item limit
+    bool found = false;
+    for (const auto& r : have) {
+      if (r.task != name) continue;
+      found = found || r.limit == limit;
+      if (r.limit != limit) other = &r;
     }
+    // A task stored with another limit is a different measurement, not a missing one: scoring it
+    // again would replace it (the evaluation's identity, results/store_records.cpp).
+    if (!found && other) {
+      throw UsageError(fmt::format(
+          "run {} already holds {} scored with {} (n = {}), and this sweep scores it with {}: "
+          "a second scoring would replace a different measurement; use another --db, or the "
+          "stored limit (eval.limit / eval.task_limits)",
+          run_id, name, results::item_limit_text(other->limit), other->n,
+          results::item_limit_text(limit)));
+    }
+    if (!found) missing.push_back(name);
   }
   return missing;
 }

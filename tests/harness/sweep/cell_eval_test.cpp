@@ -1,7 +1,8 @@
-// A sweep cell's evaluation is `attnbench eval`'s (harness/sweep/cell_eval.h): a cell trained and
+// A sweep cell's evaluation is `attnbench eval`'s (one plan, evals/eval_plan.h): a cell trained and
 // scored by run_cell stores the very rows and samples, bit for bit, that `attnbench eval
-// --log-samples --db` stores for its checkpoint, and the cell's model shares contexts through its
-// decoding state (prefix reuse computes fewer input positions than full rows). And cells run one
+// --log-samples --db` stores for its checkpoint with no other flag (the run's per-task limits and
+// its several lengths included), and the cell's model shares contexts through its decoding state
+// (prefix reuse computes fewer input positions than full rows). And cells run one
 // after the other in one process do not accumulate memory: each one's peak is about the first's.
 // Needs the real tasks and the GPT-2 tokenizer ($ATTNBENCH_DATA: skipped with a warning when
 // unset).
@@ -9,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,7 +24,7 @@
 
 #include "core/common/memory.h"
 #include "core/data/shard.h"
-#include "harness/sweep/cell_eval.h"
+#include "evals/eval_plan.h"
 #include "harness/sweep/cell_run.h"
 #include "harness/sweep/expand.h"
 #include "harness/sweep/sweep_file.h"
@@ -38,8 +40,6 @@ using namespace attnbench;
 
 namespace {
 
-constexpr const char* kTasks = "copa,lambada_openai,wikitext";
-
 struct Scratch {
   fs::path dir;
   Scratch() {
@@ -54,7 +54,8 @@ struct Scratch {
 // `batch` windows of `context` tokens), scored on tasks of the three output types (multiple
 // choice, loglikelihood, rolling) at `limit` items each.
 sweep::SweepFile tiny_sweep(const fs::path& dir, const std::string& seeds, int64_t context,
-                            int64_t batch, const std::string& tasks, int64_t limit) {
+                            int64_t batch, const std::string& tasks, int64_t limit,
+                            const std::string& more = "", const std::string& eval = "") {
   std::mt19937 rng(7);
   std::uniform_int_distribution<uint32_t> token(0, 50256);
   std::vector<uint32_t> tokens(20000);
@@ -66,9 +67,11 @@ sweep::SweepFile tiny_sweep(const fs::path& dir, const std::string& seeds, int64
       << "[data]\ntrain = \"" << (dir / "train.bin").string() << "\"\nval = \""
       << (dir / "val.bin").string() << "\"\n"
       << "[train]\nsteps = 2\nbatch_size = " << batch << "\nwarmup_steps = 1\neval_interval = 0\n"
-         "eval_tokens = 512\ncheckpoint_interval = 100\nthreads = 1\n";
+         "eval_tokens = 512\ncheckpoint_interval = 100\nthreads = 1\n"
+      << (eval.empty() ? "" : "[eval]\n" + eval + "\n");
   std::ofstream(dir / "s.toml") << "[sweep]\nname = \"eq\"\nbase = \"base.toml\"\nseeds = "
-                                << seeds << "\ntasks = " << tasks << "\nlimit = " << limit << "\n";
+                                << seeds << "\ntasks = " << tasks << "\nlimit = " << limit << "\n"
+                                << more << "\n";
   return sweep::parse_sweep_file(dir / "s.toml");
 }
 
@@ -111,8 +114,10 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
   if (!data_root) return;
   const std::string data = data_root->string();
   Scratch s;
+  // Per-task limits (WikiText's 1 document beside 3 items of the others) and a second length.
   const sweep::SweepFile file = tiny_sweep(
-      s.dir, "[0]", 128, 2, "[\"copa\", \"lambada_openai\", \"wikitext\"]", 3);
+      s.dir, "[0]", 128, 2, "[\"copa\", \"lambada_openai\", \"wikitext\"]", 3,
+      "task_limits = { wikitext = 1 }", "contexts = [64]");
   const sweep::Expansion e = sweep::expand(file);
   CATCH_REQUIRE(e.cells.size() == 1);
   const sweep::Cell& cell = e.cells[0];
@@ -126,7 +131,7 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
   }
   const fs::path run_dir = s.dir / "runs" / cell.id;
   const std::string cmd = std::string(ATTNBENCH_BINARY) + " eval --checkpoint " + run_dir.string() +
-                          " --tasks " + kTasks + " --limit 3 --threads 1 --log-samples --db " +
+                          " --threads 1 --log-samples --db " +
                           (s.dir / "eval.db").string() + " > " + (s.dir / "eval.log").string() +
                           " 2>&1";
   CATCH_REQUIRE(std::system(cmd.c_str()) == 0);
@@ -135,20 +140,32 @@ CATCH_TEST_CASE("a sweep cell stores the rows and samples attnbench eval stores,
   const std::vector<std::string> from_eval = stored_rows(s.dir / "eval.db", cell.id);
   CATCH_CHECK(from_cell.size() > 20);  // metrics of three tasks and a sample per request
   CATCH_CHECK(from_cell == from_eval);
+  const auto has = [&](const std::string& prefix) {
+    return std::any_of(from_cell.begin(), from_cell.end(),
+                       [&](const std::string& r) { return r.rfind(prefix, 0) == 0; });
+  };
+  CATCH_CHECK(has("copa@64 "));                 // the second length, stored under its own name
+  CATCH_CHECK(has("wikitext word_perplexity"));  // and the first
+  // `eval --limit` says otherwise: every task at that limit, refused over the sweep's rows (a
+  // second scoring with another identity never replaces the first).
+  const std::string other = std::string(ATTNBENCH_BINARY) + " eval --checkpoint " + run_dir.string() +
+                            " --tasks wikitext --limit 3 --threads 1 --db " + (s.dir / "eval.db").string() +
+                            " > " + (s.dir / "other.log").string() + " 2>&1";
+  CATCH_CHECK(std::system(other.c_str()) != 0);
+  CATCH_CHECK(stored_rows(s.dir / "eval.db", cell.id) == from_eval);
 
   // The cell's model has a decoding state: COPA's two answers share their context, computed once.
   const evals::ScoredModel scored = evals::load_scored_model(run_dir, "", "train.device", data);
-  sweep::CellEvalOptions eo;
-  eo.data_root = data;
-  eo.quiet = true;
+  evals::EvalRequest request;
+  request.tasks = {"copa"};
+  std::vector<evals::EvalGroup> plan = evals::plan_evaluation(scored, cell.config.eval, request, data);
   int64_t tokens = 0, tokens_full = 0;
-  CATCH_REQUIRE(sweep::evaluate_checkpoint(
-      scored, cell.config.eval, {"copa"}, eo,
+  CATCH_REQUIRE(evals::run_evaluation(
+      plan, evals::text_encoder(scored.tokenizer()), evals::evaluation_options(scored, cell.config.eval),
       [&](const evals::LoadedTask&, const evals::TaskReport& r) {
         tokens += r.forward.tokens;
         tokens_full += r.forward.tokens_full;
-      },
-      {}));
+      }));
   CATCH_CHECK(tokens_full > 0);
   CATCH_CHECK(tokens < tokens_full);
 }
