@@ -207,6 +207,7 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
   // How each run's statistics were measured: cells measured otherwise do not compare, and are
   // marked as differently scored tasks are (mark_other_scoring).
   std::map<std::string, std::string> measured;
+  std::map<std::string, int64_t> windows;  // the window the sink mass was measured in, by run
   if (schema_version(db) >= 4) {
     Stmt ms = db.prepare("SELECT run, window, tokens, text FROM attn_measurements WHERE run " +
                         m.in);
@@ -217,21 +218,21 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
       a.tokens = ms.integer(2);
       a.text = ms.text(3);
       measured[ms.text(0)] = a.describe();
+      windows[ms.text(0)] = a.window;
     }
   }
   Stmt s = db.prepare("SELECT run, stat, value FROM attn_stats WHERE run " + m.in +
                       " AND layer = -1 AND head = -1 AND "
-                      "((idx = -1 AND stat IN ('sink_mass', 'sparsity', 'nonzero_ratio', 'sink_k_window')) OR "
+                      "((idx = -1 AND stat IN ('sink_mass', 'sparsity', 'nonzero_ratio')) OR "
                       "(idx = 1 AND stat = 'sink_k'))");
   s.bind(1, m.bind);
   while (s.step()) {
     if (!selected.count(s.text(0))) continue;
     const std::string stat = s.text(1) == "sink_k" ? "gu_sink_rate" : s.text(1);
-    if (stat == "sink_k_window") {
-      if (!s.is_null(2)) out.sink_windows.insert(static_cast<int64_t>(s.real(2)));
-      continue;
-    }
     out.diagnostics_present.insert(stat);
+    // The sink mass's uniform reference is that of the windows it was measured in (not Gu et
+    // al.'s shorter Sink_k windows, sink_k_window).
+    if (const auto w = windows.find(s.text(0)); w != windows.end()) out.sink_windows.insert(w->second);
     const auto how = measured.find(s.text(0));
     out.values[{s.text(0), "attention", stat}] = {
         s.optional_real(2), std::nullopt,

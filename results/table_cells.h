@@ -36,7 +36,7 @@ struct StoredValues {
   std::vector<std::string> task_order;  // tasks in the order they were first recorded
   std::map<std::string, std::set<std::string>> task_metrics;
   std::set<std::string> diagnostics_present;
-  std::set<int64_t> sink_windows;  // the window lengths T the attention statistics were measured on
+  std::set<int64_t> sink_windows;  // the window lengths T the sink mass was measured in (recorded measurements)
 };
 
 // The runs of each row: finished ones (which the row's cells average) and counts of the others.

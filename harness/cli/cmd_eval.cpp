@@ -74,19 +74,23 @@ nlohmann::json report_json(const evals::EvalReport& report, const std::string& r
 }
 
 // --dump-requests: every request as lm-eval's Instance.arguments, one JSON object a line.
-void write_requests(const std::string& path, const std::vector<evals::LoadedTask>& tasks) {
+void write_requests(std::ofstream& out, const evals::LoadedTask& t) {
+  for (const auto& r : evals::request_records(t.spec->name, t.spec->type, t.docs)) {
+    out << nlohmann::json{{"task", r.task},
+                          {"doc_id", r.doc},
+                          {"request", r.request},
+                          {"context", r.context},
+                          {"continuation", r.continuation}}
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+  }
+}
+
+void write_requests(const std::string& path, const std::vector<evals::EvalGroup>& plan) {
   std::ofstream out(path);
   if (!out) throw UsageError("--dump-requests " + path + ": cannot write");
-  for (const evals::LoadedTask& t : tasks) {
-    for (const auto& r : evals::request_records(t.spec->name, t.spec->type, t.docs)) {
-      out << nlohmann::json{{"task", r.task},
-                            {"doc_id", r.doc},
-                            {"request", r.request},
-                            {"context", r.context},
-                            {"continuation", r.continuation}}
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-          << "\n";
-    }
+  for (const evals::EvalGroup& group : plan) {
+    for (const evals::LoadedTask& t : group.tasks) write_requests(out, t);
   }
 }
 
@@ -132,6 +136,26 @@ void require_stored_identity(results::Store& store, const std::string& run_id,
   }
 }
 
+// The run's own plan (evals/eval_plan.h: its [eval]'s tasks at every length, limit and per-task
+// limits, as its sweep scored it) unless a flag says otherwise, every answer checked against its
+// length before the first forward pass: an answer longer than the context cannot be scored
+// (lm-eval refuses it too).
+std::vector<evals::EvalGroup> checked_plan(const Options& o, const evals::ScoredModel& scored,
+                                           const config::EvalConfig& ec, const evals::EvalOptions& opt,
+                                           const evals::TextEncoder& encode) {
+  evals::EvalRequest request;
+  if (!o.tasks.empty()) request.tasks = evals::expand_task_list(o.tasks);
+  request.limit = o.limit;
+  request.context = o.context;
+  std::vector<evals::EvalGroup> plan = evals::plan_evaluation(scored, ec, request, data_root(o.data_dir));
+  for (const evals::EvalGroup& group : plan) {
+    for (const evals::LoadedTask& task : group.tasks) {
+      evals::require_answers_fit(task, encode, opt, group.model.max_length());
+    }
+  }
+  return plan;
+}
+
 int run(Options o) {
   if (o.format != "table" && o.format != "json") {
     throw UsageError("--format " + o.format + ": expected table or json" +
@@ -146,32 +170,15 @@ int run(Options o) {
     refuse_output_over_inputs({"--dump-requests", o.dump_requests},
                               {{"the checkpoint", scored.source}, {"--db", db}});
   }
-  // The run's own plan (its [eval]: tasks at every length, limit, per-task limits), as its sweep
-  // scored it, unless a flag says otherwise; an imported model has no [eval] section: lm-eval's
-  // defaults, the tasks of the paper.
+  // An imported model has no [eval] section: lm-eval's defaults, the tasks of the paper.
   const config::EvalConfig ec = scored.cfg ? scored.cfg->eval : config::EvalConfig{};
-  evals::EvalRequest request;
-  if (!o.tasks.empty()) request.tasks = evals::expand_task_list(o.tasks);
-  request.limit = o.limit;
-  request.context = o.context;
   const evals::EvalOptions opt = eval_options(o, scored, ec);
-
-  // Everything the run needs is checked before the first forward pass, cheap checks first.
   const evals::TextEncoder encode = evals::text_encoder(scored.tokenizer());
-  std::vector<evals::EvalGroup> plan = evals::plan_evaluation(scored, ec, request, data_root(o.data_dir));
-  // An answer longer than the context cannot be scored (lm-eval refuses it too): every task is
-  // checked before the first is scored or stored.
-  std::vector<evals::LoadedTask> all_tasks;
-  for (const evals::EvalGroup& group : plan) {
-    for (const evals::LoadedTask& task : group.tasks) {
-      evals::require_answers_fit(task, encode, opt, group.model.max_length());
-      all_tasks.push_back(task);
-    }
-  }
+  std::vector<evals::EvalGroup> plan = checked_plan(o, scored, ec, opt, encode);
   std::unique_ptr<results::Store> store;
   if (want_store) store = std::make_unique<results::Store>(results::Store::open(db));
 
-  if (!o.dump_requests.empty()) write_requests(o.dump_requests, all_tasks);
+  if (!o.dump_requests.empty()) write_requests(o.dump_requests, plan);
 
   if (store) {
     for (const evals::EvalGroup& group : plan) {

@@ -87,11 +87,17 @@ CATCH_TEST_CASE("table: Gu's sink rate column and the sink mass's uniform-attent
   Store store = Store::open(dir.path() / "r.db");
   add_run(store, "s", "soft0", {{"attention.variant", "softmax", "string"}, {"train.seed", "0", "int"}});
   store.record_evals("soft0", {eval("copa", "acc", 0.5, 0.05)});
-  // Sink_k at k = 1 is Gu et al.'s sink rate; k = 2 is not a column. Windows of T = 4 tokens.
+  // Sink_k at k = 1 is Gu et al.'s sink rate; k = 2 is not a column. The sink mass measured in
+  // windows of T = 4 tokens; Sink_k in Gu's shorter ones (T = 2), which the reference ignores.
+  AttnMeasurement four;
+  four.window = 4;
+  four.tokens = 8;
+  four.text = "val.bin";
   store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.30},
                                     {-1, -1, "sink_k", 1, 0.75},
                                     {-1, -1, "sink_k", 2, 0.10},
-                                    {-1, -1, "sink_k_window", -1, 4}});
+                                    {-1, -1, "sink_k_window", -1, 2}},
+                          four);
   TableRequest req;
   req.sweep = "s";
   const ResultTable t = build_table(store.db(), req);
