@@ -47,12 +47,13 @@ struct Options {
   std::string data_dir;  // gpt2_tokenizer/ (the heatmaps' token labels); "" = $ATTNBENCH_DATA
 };
 
-// A token as a tick label: its text (special tokens spelled out), well-formed UTF-8, control
-// characters shown as escapes.
+// A token as a tick label: its text (special tokens spelled out), well-formed UTF-8, spaces as
+// the visible U+2423 (GPT-2's " The" is not "The"), control characters as escapes.
 std::string token_label(const data::TextTokenizer& tok, int64_t id) {
   std::string out;
   for (char c : data::utf8_lossy(tok.decode({static_cast<uint32_t>(id)}))) {
-    if (c == '\n') out += "\\n";
+    if (c == ' ') out += "\u2423";
+    else if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\x{:02x}", c);
     else out += c;
