@@ -39,7 +39,7 @@ std::vector<EvalGroup> plan_evaluation(const ScoredModel& scored, const config::
   for (const std::string& name : names) {
     const TaskAtLength t = parse_task_at_length(name);
     const int64_t length = t.length > 0 ? model::scoring_length(shape, t.length, "task " + name)
-                                        : model::scoring_length(shape, request.context, request.context_option);
+                                        : model::scoring_length(shape, request.context, "--context");
     auto it = std::find_if(lengths.begin(), lengths.end(), [&](const auto& g) { return g.first == length; });
     if (it == lengths.end()) it = lengths.insert(lengths.end(), {length, {}});
     it->second.push_back(t.task);

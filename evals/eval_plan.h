@@ -28,8 +28,7 @@ struct EvalRequest {
   std::vector<std::string> tasks;
   int64_t limit = -1;   // >= 0: this item limit for every task (0 = every item) instead of
                         // eval.limit and eval.task_limits
-  int64_t context = 0;  // > 0: the length of every task named without "@N"
-  std::string context_option = "--context";  // names that length in errors
+  int64_t context = 0;  // > 0: the length of every task named without "@N" (`eval --context`)
 };
 
 // The model at one length with the tasks scored at it.

@@ -127,23 +127,27 @@ std::vector<NamedTensor> llama_tensors(const model::DecoderLM& model, const conf
 
 namespace {
 
+// `text` into `file`, listed in the summary; throws naming the file when it cannot be written.
+void write_file(const std::filesystem::path& file, const std::string& text, ExportSummary& summary) {
+  std::ofstream out(file, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + file.string());
+  summary.files.push_back(file);
+}
+
 // The Llama layout's tokenizer files: model.init_from's, else GPT-2's built from its files.
 void write_llama_tokenizer(const config::RunConfig& cfg, const std::filesystem::path& gpt2_dir,
                            const std::filesystem::path& dir, ExportSummary& summary) {
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream out(dir / name, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + (dir / name).string());
-    summary.files.push_back(dir / name);
-  };
   if (!cfg.model.init_from.empty()) {
     const std::filesystem::path from(cfg.model.init_from);
     for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
-      if (std::filesystem::exists(from / name)) write(name, read_regular_file(from / name, "model.init_from tokenizer"));
+      if (std::filesystem::exists(from / name)) {
+        write_file(dir / name, read_regular_file(from / name, "model.init_from tokenizer"), summary);
+      }
     }
   } else if (!gpt2_dir.empty()) {
-    write("tokenizer.json", data::gpt2_tokenizer_json(gpt2_dir).dump() + "\n");
-    write("tokenizer_config.json", data::gpt2_tokenizer_config().dump(2) + "\n");
+    write_file(dir / "tokenizer.json", data::gpt2_tokenizer_json(gpt2_dir).dump() + "\n", summary);
+    write_file(dir / "tokenizer_config.json", data::gpt2_tokenizer_config().dump(2) + "\n", summary);
   }
 }
 
@@ -157,10 +161,7 @@ ExportSummary export_model(const model::DecoderLM& model, const config::RunConfi
   const std::string run_id = config::config_hash(cfg);
 
   auto write_json = [&](const std::filesystem::path& file, const nlohmann::json& j) {
-    std::ofstream out(file);
-    out << j.dump(2) << "\n";
-    if (!out) throw std::runtime_error("cannot write " + file.string());
-    summary.files.push_back(file);
+    write_file(file, j.dump(2) + "\n", summary);
   };
 
   std::map<std::string, std::string> meta = {{"format", "attnbench"},

@@ -206,19 +206,10 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
   }
   // How each run's statistics were measured: cells measured otherwise do not compare, and are
   // marked as differently scored tasks are (mark_other_scoring).
-  std::map<std::string, std::string> measured;
-  std::map<std::string, int64_t> windows;  // the window the sink mass was measured in, by run
+  std::map<std::string, AttnMeasurement> measured;
   if (schema_version(db) >= 4) {
-    Stmt ms = db.prepare("SELECT run, window, tokens, text FROM attn_measurements WHERE run " +
-                        m.in);
-    ms.bind(1, m.bind);
-    while (ms.step()) {
-      AttnMeasurement a;
-      a.window = ms.integer(1);
-      a.tokens = ms.integer(2);
-      a.text = ms.text(3);
-      measured[ms.text(0)] = a.describe();
-      windows[ms.text(0)] = a.window;
+    for (const std::string& run : selected) {
+      if (auto a = read_attn_measurement(db, run)) measured[run] = *a;
     }
   }
   Stmt s = db.prepare("SELECT run, stat, value FROM attn_stats WHERE run " + m.in +
@@ -230,13 +221,13 @@ StoredValues load_values(Db& db, const Members& m, const std::vector<SweepRun>& 
     if (!selected.count(s.text(0))) continue;
     const std::string stat = s.text(1) == "sink_k" ? "gu_sink_rate" : s.text(1);
     out.diagnostics_present.insert(stat);
+    const auto how = measured.find(s.text(0));
     // The sink mass's uniform reference is that of the windows it was measured in (not Gu et
     // al.'s shorter Sink_k windows, sink_k_window).
-    if (const auto w = windows.find(s.text(0)); w != windows.end()) out.sink_windows.insert(w->second);
-    const auto how = measured.find(s.text(0));
+    if (how != measured.end()) out.sink_windows.insert(how->second.window);
     out.values[{s.text(0), "attention", stat}] = {
         s.optional_real(2), std::nullopt,
-        how == measured.end() ? kUnrecordedMeasurement : how->second};
+        how == measured.end() ? kUnrecordedMeasurement : how->second.describe()};
   }
   return out;
 }

@@ -183,4 +183,9 @@ class Store {
 // The database path: `cli_db` if given (--db), else $ATTNBENCH_DB, else runs/attnbench.db.
 std::filesystem::path default_db_path(const std::string& cli_db = "");
 
+// The stored measurement of a run's attention statistics (attn_measurements, schema version 4: the
+// caller checks the version); nullopt when none is recorded. Store::attn_measurement, the report
+// and the table read it here.
+std::optional<AttnMeasurement> read_attn_measurement(Db& db, const std::string& run_id);
+
 }  // namespace attnbench::results

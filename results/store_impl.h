@@ -37,8 +37,4 @@ struct Store::Impl {
 // Seconds since the Unix epoch (heartbeats, metric times).
 double unix_now();
 
-// The stored measurement of a run's attention statistics (attn_measurements, schema version 4);
-// nullopt when none is recorded.
-std::optional<AttnMeasurement> read_attn_measurement(Db& db, const std::string& run_id);
-
 }  // namespace attnbench::results

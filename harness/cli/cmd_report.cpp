@@ -4,10 +4,10 @@
 // models from their folders as its file names them (the page says which runs had none).
 #include <torch/torch.h>
 
-#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -95,58 +95,106 @@ void draw_heatmap(const Options& o, const evals::ScoredModel& loaded, const dx::
               "an imported model's, of the first trained run's in its own tokens";
 }
 
-// The heatmap of one finished run (a trained run's checkpoint under --runs-dir, or an imported
-// model's folder from `imported`), or the reason there is none.
-results::HeatmapFigure heatmap(const Options& o, const results::SweepMember& m,
-                               const std::map<std::string, std::filesystem::path>& imported,
-                               std::string& val_shard, std::string& text_note) {
+// A member's figure, its note saying why it is not drawn until it is.
+results::HeatmapFigure figure_of(const results::SweepMember& m, std::string note) {
   results::HeatmapFigure f;
   f.run_id = m.id;
   f.label = m.cell.empty() ? m.id : m.cell;
-  const std::filesystem::path run_dir = std::filesystem::path(o.runs_dir) / m.id;
-  const auto folder = imported.find(m.id);
-  try {
-    if (folder != imported.end()) {
-      if (val_shard.empty()) {
-        f.note = "an imported model, shown on a trained run's validation text: no trained run's heatmap was computed";
-        return f;
-      }
-      dx::TextSource source;
-      source.shard = val_shard;
-      draw_heatmap(o, evals::load_scored_model(folder->second, "cpu", "[[pretrained]]", o.data_dir), source, f,
-                   text_note);
-    } else if (!model::find_checkpoint(run_dir)) {
-      f.note = "no checkpoint under " + run_dir.string() + ": heatmap not computed";
-    } else {
-      const evals::ScoredModel loaded = evals::load_scored_model(run_dir, "cpu", "--runs-dir", o.data_dir);
-      draw_heatmap(o, loaded, {}, f, text_note);
-      if (val_shard.empty() && !f.file.empty()) val_shard = loaded.cfg->data.val;
-    }
-  } catch (const std::exception& e) {
-    // One unreadable run must not cost the whole page: the page says what went wrong.
-    f.file.clear();
-    f.note = std::string("heatmap not computed: ") + e.what();
-    std::cerr << "report: run " << m.id << ": " << f.note << "\n";
-  }
+  f.note = std::move(note);
   return f;
 }
 
-// The sweep's imported models ([[pretrained]] entries of the sweep file it was run from), by run
-// id: each folder is loaded (its weights hashed) to learn which run it is. Empty for --runs pages,
-// and when the sweep file is gone (their heatmaps then say so).
-std::map<std::string, std::filesystem::path> imported_folders(results::Store& store, const Options& o,
-                                                               std::vector<std::string>& missing) {
-  std::map<std::string, std::filesystem::path> out;
-  if (o.sweep.empty()) return out;
-  const std::optional<std::string> file = store.sweep_file(o.sweep);
-  if (!file || file->empty()) return out;
+// `draw` into f; one unreadable run must not cost the whole page: the page says what went wrong.
+void draw_or_say_why(results::HeatmapFigure& f, const std::function<void()>& draw) {
   try {
-    for (const sweep::PretrainedEntry& p : sweep::parse_sweep_file(*file).pretrained) {
-      out[evals::load_scored_model(p.path, "cpu", "[[pretrained]]", o.data_dir).run_id] = p.path;
-    }
+    draw();
   } catch (const std::exception& e) {
-    missing.push_back("imported models of " + *file + ": " + e.what());
+    f.file.clear();
+    f.note = std::string("heatmap not computed: ") + e.what();
+    std::cerr << "report: run " << f.run_id << ": " << f.note << "\n";
   }
+}
+
+// The heatmap of a finished trained run, from its checkpoint under --runs-dir; the first drawn
+// gives its validation shard to `val_shard` (the text the imported models are shown on).
+results::HeatmapFigure trained_heatmap(const Options& o, const results::SweepMember& m,
+                                       std::string& val_shard, std::string& text_note) {
+  const std::filesystem::path run_dir = std::filesystem::path(o.runs_dir) / m.id;
+  results::HeatmapFigure f = figure_of(m, "no checkpoint under " + run_dir.string() + ": heatmap not computed");
+  if (!model::find_checkpoint(run_dir)) return f;
+  draw_or_say_why(f, [&] {
+    const evals::ScoredModel loaded = evals::load_scored_model(run_dir, "cpu", "--runs-dir", o.data_dir);
+    draw_heatmap(o, loaded, {}, f, text_note);
+    if (val_shard.empty() && !f.file.empty()) val_shard = loaded.cfg->data.val;
+  });
+  return f;
+}
+
+// The heatmaps of the sweep's imported models (`imported`): each [[pretrained]] folder of the
+// sweep file the store recorded is loaded once (its weights hashed to learn which run it is) and
+// drawn for that run, on `val_shard` read in its own tokens. A model no folder is found for, or
+// with no trained run's text to show it on, says so.
+std::vector<results::HeatmapFigure> imported_heatmaps(results::Store& store, const Options& o,
+                                                      const std::vector<results::SweepMember>& imported,
+                                                      const std::string& val_shard, std::string& text_note) {
+  const std::optional<std::string> file = o.sweep.empty() ? std::nullopt : store.sweep_file(o.sweep);
+  std::vector<results::HeatmapFigure> figures;
+  for (const auto& m : imported) {
+    const std::string why =
+        val_shard.empty() ? "an imported model, shown on a trained run's validation text: no trained run's "
+                            "heatmap was computed"
+        : !file           ? "an imported model: its folder is known from its sweep's file only (report --sweep)"
+                          : "an imported model whose folder no [[pretrained]] entry of " + *file + " holds now";
+    figures.push_back(figure_of(m, why));
+  }
+  if (figures.empty() || val_shard.empty() || !file) return figures;
+  std::vector<sweep::PretrainedEntry> entries;
+  try {
+    entries = sweep::parse_sweep_file(*file).pretrained;
+  } catch (const std::exception& e) {
+    std::cerr << "report: imported models of " << *file << ": " << e.what() << "\n";
+  }
+  dx::TextSource source;
+  source.shard = val_shard;
+  for (const sweep::PretrainedEntry& p : entries) {
+    std::optional<evals::ScoredModel> loaded;
+    try {
+      loaded = evals::load_scored_model(p.path, "cpu", "[[pretrained]]", o.data_dir);
+    } catch (const std::exception& e) {  // its figure keeps saying that no folder holds it now
+      std::cerr << "report: [[pretrained]] " << p.path.string() << ": " << e.what() << "\n";
+      continue;
+    }
+    for (results::HeatmapFigure& f : figures) {
+      if (f.run_id == loaded->run_id) draw_or_say_why(f, [&] { draw_heatmap(o, *loaded, source, f, text_note); });
+    }
+  }
+  return figures;
+}
+
+// Whether the stored run is an imported model (its params name one: evals/scored_model.h).
+bool is_imported(results::Store& store, const std::string& run) {
+  for (const results::Param& p : store.params(run)) {
+    if (p.key == "pretrained.name") return true;
+  }
+  return false;
+}
+
+// Every finished member's heatmap: trained runs first, whose text the imported models are shown on.
+std::vector<results::HeatmapFigure> heatmaps(results::Store& store, const Options& o,
+                                             const std::vector<results::SweepMember>& members,
+                                             std::string& text_note) {
+  std::vector<results::SweepMember> imported;
+  std::vector<results::HeatmapFigure> out;
+  std::string val_shard;
+  for (const auto& m : members) {
+    if (m.status != "finished") continue;
+    if (is_imported(store, m.id)) {
+      imported.push_back(m);
+    } else {
+      out.push_back(trained_heatmap(o, m, val_shard, text_note));
+    }
+  }
+  for (auto& f : imported_heatmaps(store, o, imported, val_shard, text_note)) out.push_back(std::move(f));
   return out;
 }
 
@@ -172,22 +220,7 @@ int run(const Options& o) {
     refuse_output_over_inputs({"--out", o.out}, runs);
   }
   std::filesystem::create_directories(ro.out);
-  if (!o.no_heatmaps) {
-    std::vector<std::string> missing;
-    const std::map<std::string, std::filesystem::path> imported = imported_folders(store, o, missing);
-    for (const std::string& why : missing) std::cerr << "report: " << why << "\n";
-    std::string val_shard;  // the first trained run's, for the imported models' maps
-    std::vector<results::SweepMember> finished;
-    for (const auto& m : members) {
-      if (m.status == "finished") finished.push_back(m);
-    }
-    // Trained runs first: an imported model is shown on their validation text.
-    std::stable_partition(finished.begin(), finished.end(),
-                          [&](const results::SweepMember& m) { return !imported.count(m.id); });
-    for (const auto& m : finished) {
-      if (m.status == "finished") ro.heatmaps.push_back(heatmap(o, m, imported, val_shard, ro.heatmap_text));
-    }
-  }
+  if (!o.no_heatmaps) ro.heatmaps = heatmaps(store, o, members, ro.heatmap_text);
   const std::filesystem::path page = results::write_report(store.db(), ro);
   std::cout << page.string() << "\n";
   return 0;

@@ -9,6 +9,7 @@
 #include "core/common/registry.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
+#include "results/store.h"
 #include "results/svg.h"
 #include "results/table.h"
 
@@ -39,15 +40,8 @@ RunStats load_stats(Db& db, const std::string& run, const std::string& learned_s
 
 // How `run` measured its statistics (attn_measurements, schema version 4).
 std::string measurement_of(Db& db, const std::string& run, bool recorded) {
-  if (!recorded) return kUnrecordedMeasurement;
-  Stmt s = db.prepare("SELECT window, tokens, text FROM attn_measurements WHERE run = ?");
-  s.bind(1, run);
-  if (!s.step()) return kUnrecordedMeasurement;
-  AttnMeasurement m;
-  m.window = s.integer(0);
-  m.tokens = s.integer(1);
-  m.text = s.text(2);
-  return m.describe();
+  const std::optional<AttnMeasurement> m = recorded ? read_attn_measurement(db, run) : std::nullopt;
+  return m ? m->describe() : kUnrecordedMeasurement;
 }
 
 // Marks the rows whose measurements are not the page's most common one (by runs).
