@@ -74,4 +74,13 @@ inline EvalRow eval(const std::string& task, const std::string& metric, double v
   return e;
 }
 
+// How attention statistics were measured: `tokens` tokens of `text` in windows of `window`.
+inline AttnMeasurement measured(int64_t window, int64_t tokens, const std::string& text) {
+  AttnMeasurement m;
+  m.window = window;
+  m.tokens = tokens;
+  m.text = text;
+  return m;
+}
+
 }  // namespace attnbench::results::testing

@@ -23,6 +23,7 @@ using namespace attnbench::results;
 using attnbench::results::testing::TempDir;
 using attnbench::results::testing::add_run;
 using attnbench::results::testing::eval;
+using attnbench::results::testing::measured;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -640,13 +641,8 @@ CATCH_TEST_CASE("report: a page of standalone runs marks statistics measured oth
   add_run(store, "", "lazy0", params("lazy", 0));
   add_run(store, "", "lazy1", params("lazy", 1));
   add_run(store, "", "other", params("alibi", 0));
-  AttnMeasurement val128;
-  val128.window = 128;
-  val128.tokens = 8192;
-  val128.text = "val.bin";
-  AttnMeasurement essay512 = val128;
-  essay512.window = 512;
-  essay512.text = "essay.txt";
+  const AttnMeasurement val128 = measured(128, 8192, "val.bin");
+  const AttnMeasurement essay512 = measured(512, 8192, "essay.txt");
   store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.35}, {0, -1, "sink_mass", -1, 0.10}}, essay512);
   for (const char* id : {"lazy0", "lazy1"}) {
     store.record_attn_stats(id, {{-1, -1, "sink_mass", -1, 0.43}, {0, -1, "sink_mass", -1, 0.33}}, val128);

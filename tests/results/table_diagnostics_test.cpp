@@ -11,6 +11,7 @@
 using namespace attnbench::results;
 using attnbench::results::testing::add_run;
 using attnbench::results::testing::eval;
+using attnbench::results::testing::measured;
 using attnbench::results::testing::TempDir;
 using Catch::Matchers::Contains;
 using Approx = Catch::Detail::Approx;
@@ -89,15 +90,11 @@ CATCH_TEST_CASE("table: Gu's sink rate column and the sink mass's uniform-attent
   store.record_evals("soft0", {eval("copa", "acc", 0.5, 0.05)});
   // Sink_k at k = 1 is Gu et al.'s sink rate; k = 2 is not a column. The sink mass measured in
   // windows of T = 4 tokens; Sink_k in Gu's shorter ones (T = 2), which the reference ignores.
-  AttnMeasurement four;
-  four.window = 4;
-  four.tokens = 8;
-  four.text = "val.bin";
   store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.30},
                                     {-1, -1, "sink_k", 1, 0.75},
                                     {-1, -1, "sink_k", 2, 0.10},
                                     {-1, -1, "sink_k_window", -1, 2}},
-                          four);
+                          measured(4, 8, "val.bin"));
   TableRequest req;
   req.sweep = "s";
   const ResultTable t = build_table(store.db(), req);
@@ -119,13 +116,8 @@ CATCH_TEST_CASE("table: attention statistics measured differently are marked, al
   add_run(store, "s", "lazy0", {{"attention.variant", "lazy", "string"}, {"train.seed", "0", "int"}});
   add_run(store, "s", "lazy1", {{"attention.variant", "lazy", "string"}, {"train.seed", "1", "int"}});
   for (auto id : {"soft0", "lazy0", "lazy1"}) store.record_evals(id, {eval("copa", "acc", 0.5, 0.05)});
-  AttnMeasurement val128;
-  val128.window = 128;
-  val128.tokens = 8192;
-  val128.text = "val.bin";
-  AttnMeasurement essay512 = val128;
-  essay512.window = 512;
-  essay512.text = "essay.txt";
+  const AttnMeasurement val128 = measured(128, 8192, "val.bin");
+  const AttnMeasurement essay512 = measured(512, 8192, "essay.txt");
   store.record_attn_stats("soft0", {{-1, -1, "sink_mass", -1, 0.35}}, essay512);
   store.record_attn_stats("lazy0", {{-1, -1, "sink_mass", -1, 0.43}}, val128);
   store.record_attn_stats("lazy1", {{-1, -1, "sink_mass", -1, 0.41}}, val128);

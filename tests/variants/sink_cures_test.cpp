@@ -19,23 +19,15 @@ namespace {
 const auto f64 = torch::kFloat64;
 constexpr int64_t B = 2, H = 3, T = 9, D = 4, C = 6;
 
-struct Inputs {
-  torch::Tensor q, k, v, x;
-};
-Inputs draw(uint64_t seed) {
-  torch::manual_seed(seed);
-  return {torch::randn({B, H, T, D}, f64), torch::randn({B, H, T, D}, f64),
-          torch::randn({B, H, T, D}, f64), torch::randn({B, T, C}, f64)};
-}
+using test::Inputs;
+using test::max_diff;
+Inputs draw(uint64_t seed) { return test::draw_inputs(seed, B, H, T, D, C); }
 
 void set(torch::nn::Module& m, const std::string& name, double value) {
   torch::NoGradGuard no_grad;
   test::params_of(m).at(name).fill_(value);
 }
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
 }  // namespace
 
 CATCH_TEST_CASE("softmax1: every row of weights sums strictly between 0 and 1") {

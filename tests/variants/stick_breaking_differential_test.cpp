@@ -26,23 +26,9 @@ namespace {
 const auto f64 = torch::kFloat64;
 constexpr int64_t B = 2, H = 3, T = 7, D = 4, C = 6;
 
-struct Inputs {
-  torch::Tensor q, k, v, x;
-};
-Inputs draw(uint64_t seed, double q_scale = 1.0) {
-  torch::manual_seed(seed);
-  return {q_scale * torch::randn({B, H, T, D}, f64), torch::randn({B, H, T, D}, f64),
-          torch::randn({B, H, T, D}, f64), torch::randn({B, T, C}, f64)};
-}
-
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>();
-}
-
-void set(torch::nn::Module& m, const std::string& name, const torch::Tensor& value) {
-  torch::NoGradGuard no_grad;
-  test::params_of(m).at(name).copy_(value);
-}
+using test::Inputs;
+using test::max_diff;
+Inputs draw(uint64_t seed, double q_scale = 1.0) { return test::draw_inputs(seed, B, H, T, D, C, q_scale); }
 
 // The scores without RoPE: q_i . k_j / sqrt(D) - slope_h (i - j) (slopes empty: no ALiBi).
 double score(const Inputs& in, int64_t b, int64_t h, int64_t i, int64_t j,
@@ -182,12 +168,12 @@ CATCH_TEST_CASE("differential at lambda = 0 is RMSNorm(softmax attention on the 
     auto m = build_differential(over, 0);
     // lambda = exp(0) - exp(ln(1 + lambda_init)) + lambda_init = 0.
     const double lambda_init = kLambdaInit[0];
-    set(*m, "lambda_q1", torch::zeros({half}, f64));
-    set(*m, "lambda_k1", torch::zeros({half}, f64));
-    set(*m, "lambda_q2", torch::full({half}, std::sqrt(std::log1p(lambda_init) / half), f64));
-    set(*m, "lambda_k2", torch::full({half}, std::sqrt(std::log1p(lambda_init) / half), f64));
+    test::set_param(*m, "lambda_q1", torch::zeros({half}, f64));
+    test::set_param(*m, "lambda_k1", torch::zeros({half}, f64));
+    test::set_param(*m, "lambda_q2", torch::full({half}, std::sqrt(std::log1p(lambda_init) / half), f64));
+    test::set_param(*m, "lambda_k2", torch::full({half}, std::sqrt(std::log1p(lambda_init) / half), f64));
     const auto gamma = torch::rand({D}, f64) + 0.5;
-    set(*m, "subln.weight", gamma);
+    test::set_param(*m, "subln.weight", gamma);
     CATCH_CHECK(std::abs(lambda_of(*m, lambda_init)) < 1e-15);
     torch::Tensor w, want_w;
     const auto out = m->forward(in.q, in.k, in.v, in.x, &w);
@@ -226,7 +212,7 @@ CATCH_TEST_CASE("differential: lambda_init = 0.8 - 0.6 exp(-0.3 l) for the 0-bas
     CATCH_CAPTURE(layer);
     auto m = build_differential({}, layer);
     for (const char* name : {"lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"})
-      set(*m, name, torch::zeros({D / 2}, f64));
+      test::set_param(*m, name, torch::zeros({D / 2}, f64));
     CATCH_CHECK(std::abs(learned_lambda(*m, in.x, 0) - want) < 1e-12);
     torch::Tensor w;
     const auto out = m->forward(in.q, in.k, in.v, in.x, &w);

@@ -44,11 +44,35 @@ inline std::shared_ptr<AttentionVariantImpl> build(const Case& c, int64_t n_head
   return m;
 }
 
+// A variant call's inputs, drawn in float64 from `seed`: q, k, v [B, H, T, D] (q times q_scale)
+// and the layer input x [B, T, C].
+struct Inputs {
+  torch::Tensor q, k, v, x;
+};
+inline Inputs draw_inputs(uint64_t seed, int64_t B, int64_t H, int64_t T, int64_t D, int64_t C,
+                          double q_scale = 1.0) {
+  torch::manual_seed(seed);
+  const auto f64 = torch::kFloat64;
+  return {q_scale * torch::randn({B, H, T, D}, f64), torch::randn({B, H, T, D}, f64),
+          torch::randn({B, H, T, D}, f64), torch::randn({B, T, C}, f64)};
+}
+
+// The largest absolute difference of two tensors of one shape.
+inline double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>();
+}
+
 // The module's parameters by name (distance_bias, tau, tau_proj.weight, tau_proj.bias).
 inline std::map<std::string, torch::Tensor> params_of(const torch::nn::Module& m) {
   std::map<std::string, torch::Tensor> out;
   for (auto& p : m.named_parameters()) out[p.key()] = p.value();
   return out;
+}
+
+// Sets the module's parameter `name` to `value` (outside autograd).
+inline void set_param(torch::nn::Module& m, const std::string& name, const torch::Tensor& value) {
+  torch::NoGradGuard no_grad;
+  params_of(m).at(name).copy_(value);
 }
 
 // Learnable parameters drawn away from their initial values, so that the tests see biases and
